@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal: a matrix_view with its element type turned into a run-time tag, so the engine is
+// compiled once per weighting policy rather than once per combination of caller types, and
+// the row loaders and storers that convert every element type to and from float32.
+
+#include <clp/error.hpp>
+#include <clp/matrix_view.hpp>
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace clp::detail {
+
+enum class scalar_kind { f32, f64, f16, bf16 };
+
+template <class T>
+constexpr scalar_kind kind_of() {
+  if constexpr (std::is_same_v<T, float>) return scalar_kind::f32;
+  else if constexpr (std::is_same_v<T, double>) return scalar_kind::f64;
+  else if constexpr (std::is_same_v<T, Eigen::half>) return scalar_kind::f16;
+  else return scalar_kind::bf16;
+}
+
+template <class Void>
+struct basic_erased_view {
+  Void* data = nullptr;
+  scalar_kind kind = scalar_kind::f32;
+  index rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+
+  template <class T>
+  static basic_erased_view from(const matrix_view<T>& v) {
+    return {v.data(), kind_of<std::remove_const_t<T>>(), v.rows(), v.cols(), v.row_stride(), v.col_stride()};
+  }
+  template <class T>
+  T* typed() const {
+    return static_cast<T*>(data);
+  }
+};
+using input_view = basic_erased_view<const void>;
+using output_view = basic_erased_view<void>;
+
+/// Calls f with a typed null pointer that names the element type of v.
+template <class Void, class F>
+decltype(auto) visit_kind(const basic_erased_view<Void>& v, F&& f) {
+  switch (v.kind) {
+    case scalar_kind::f32: return f(static_cast<float*>(nullptr));
+    case scalar_kind::f64: return f(static_cast<double*>(nullptr));
+    case scalar_kind::f16: return f(static_cast<Eigen::half*>(nullptr));
+    case scalar_kind::bf16: break;
+  }
+  return f(static_cast<Eigen::bfloat16*>(nullptr));
+}
+
+/// dst[c] = float(v(r, c)) for every column c.
+inline void load_row(const input_view& v, index r, float* dst) {
+  visit_kind(v, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* row = v.typed<const T>() + r * v.row_stride;
+    const index cs = v.col_stride;
+    if (cs == 1) {
+      if constexpr (std::is_same_v<T, float>) std::memcpy(dst, row, sizeof(float) * std::size_t(v.cols));
+      else
+        for (index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c]);
+    } else {
+      for (index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c * cs]);
+    }
+  });
+}
+
+/// Rows ids[0..n) of v, converted to float32, into the row-major n x v.cols buffer dst.
+/// Column-major sources are walked column by column so each read stays inside one column.
+inline void gather_rows(const input_view& v, const index* ids, index n, float* dst) {
+  if (v.col_stride == 1 || v.cols <= 1) {
+    for (index i = 0; i < n; ++i) load_row(v, ids[i], dst + i * v.cols);
+    return;
+  }
+  visit_kind(v, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* base = v.typed<const T>();
+    for (index c = 0; c < v.cols; ++c) {
+      const T* column = base + c * v.col_stride;
+      for (index i = 0; i < n; ++i) dst[i * v.cols + c] = static_cast<float>(column[ids[i] * v.row_stride]);
+    }
+  });
+}
+
+/// v(r, c) = src[c], rounded to nearest even for half and bfloat16.
+inline void store_row(const output_view& v, index r, const float* src) {
+  visit_kind(v, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* row = v.typed<T>() + r * v.row_stride;
+    for (index c = 0; c < v.cols; ++c) row[c * v.col_stride] = static_cast<T>(src[c]);
+  });
+}
+
+/// out(to, :) = in(from, :). Same element type: an exact copy. Otherwise through float32,
+/// which holds every half and bfloat16 exactly; a double only meets float through rounding.
+inline void copy_row(const input_view& in, index from, const output_view& out, index to, float* scratch) {
+  if (in.kind == out.kind) {
+    visit_kind(in, [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const T* src = in.typed<const T>() + from * in.row_stride;
+      T* dst = out.typed<T>() + to * out.row_stride;
+      for (index c = 0; c < in.cols; ++c) dst[c * out.col_stride] = src[c * in.col_stride];
+    });
+    return;
+  }
+  load_row(in, from, scratch);
+  store_row(out, to, scratch);
+}
+
+/// The first non-finite element of row r, or -1.
+inline index first_non_finite(const input_view& v, index r) {
+  return visit_kind(v, [&](auto* tag) -> index {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* row = v.typed<const T>() + r * v.row_stride;
+    for (index c = 0; c < v.cols; ++c)
+      if (!std::isfinite(static_cast<float>(row[c * v.col_stride]))) return c;
+    return -1;
+  });
+}
+
+}  // namespace clp::detail

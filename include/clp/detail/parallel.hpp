@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal: run independent tasks on a fixed number of workers. Which worker runs which task
+// never changes a result: every task writes its own rows, so output is identical for any
+// thread count.
+//
+// Under OpenMP the workers are an OpenMP team. That matters for speed, not correctness: Eigen
+// (and OpenMP-aware BLAS) run their products single-threaded inside an active parallel
+// region instead of oversubscribing the cores. Without OpenMP the workers are std::threads.
+
+#include <clp/matrix_view.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace clp::detail {
+
+/// The number of workers for a requested count: 0 means every hardware thread.
+inline int resolve_threads(int requested) {
+  if (requested > 0) return requested;
+#ifdef _OPENMP
+  return std::max(1, omp_get_max_threads());
+#else
+  return std::max(1u, std::thread::hardware_concurrency());
+#endif
+}
+
+/// Calls task(t, worker) for t in [0, tasks) on `threads` workers; `worker` is in
+/// [0, threads) and lets a task use that worker's scratch. The first exception thrown by a
+/// task is rethrown here after all workers stopped.
+template <class Task>
+void parallel_for(index tasks, int threads, Task&& task) {
+  threads = static_cast<int>(std::max<index>(1, std::min<index>(threads, tasks)));
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  std::atomic<index> next{0};
+  auto work = [&](int worker) {
+    for (index t = next++; t < tasks; t = next++) {
+      try {
+        task(t, worker);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = tasks;
+      }
+    }
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+    work(omp_get_thread_num());
+#else
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (auto& t : pool) t.join();
+#endif
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace clp::detail

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// @file
+/// The paper's baselines: embedding rows drawn from a normal distribution with the source
+/// embeddings' per-dimension mean and standard deviation. Copy the overlapping rows and draw
+/// the rest for "transfer without a helper model"; draw every row for a fresh start.
+
+#include <clp/detail/erased_view.hpp>
+#include <clp/detail/parallel.hpp>
+#include <clp/error.hpp>
+#include <clp/matrix_view.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace clp {
+
+/// Per-column mean and (population) standard deviation of a matrix, in double.
+struct column_statistics {
+  std::vector<double> mean;
+  std::vector<double> stddev;
+};
+
+/// @param[in] m  #rows by d, any type make_view accepts; at least one row
+template <class Matrix>
+column_statistics column_statistics_of(const Matrix& m) {
+  const auto v = detail::input_view::from(make_view(m));
+  if (v.rows < 1) detail::fail("clp::column_statistics_of: the matrix has no rows");
+  column_statistics stats{std::vector<double>(std::size_t(v.cols), 0.0), std::vector<double>(std::size_t(v.cols), 0.0)};
+  std::vector<float> row(std::size_t(v.cols));
+  // Two passes (mean, then squared deviations): no cancellation for large means.
+  for (index r = 0; r < v.rows; ++r) {
+    detail::load_row(v, r, row.data());
+    for (index c = 0; c < v.cols; ++c) stats.mean[c] += row[c];
+  }
+  for (double& x : stats.mean) x /= double(v.rows);
+  for (index r = 0; r < v.rows; ++r) {
+    detail::load_row(v, r, row.data());
+    for (index c = 0; c < v.cols; ++c) stats.stddev[c] += (row[c] - stats.mean[c]) * (row[c] - stats.mean[c]);
+  }
+  for (double& x : stats.stddev) x = std::sqrt(x / double(v.rows));
+  return stats;
+}
+
+namespace detail {
+
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// A standard normal draw that depends only on (seed, row, column): Box-Muller on two
+/// counter-based uniforms, so results do not depend on threads, row order or platform RNGs.
+inline double normal_draw(std::uint64_t seed, index row, index column) {
+  const std::uint64_t key = splitmix64(seed ^ splitmix64(std::uint64_t(row) * 0x100000001B3ull + std::uint64_t(column)));
+  const double u1 = (double((key >> 11) | 1u)) * 0x1.0p-53;  // (0, 1): never log(0)
+  const double u2 = double(splitmix64(key) >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace detail
+
+/// Fills rows `rows` of `output` with N(stats.mean[c], stats.stddev[c]) draws. The value at
+/// (r, c) depends only on seed, r and c.
+///
+/// @param[in]  stats   per-column statistics, d columns (column_statistics_of(source))
+/// @param[out] output  #target_rows by d
+/// @param[in]  rows    target rows to fill, each < #target_rows
+/// @param[in]  seed    any value; the same seed gives the same rows
+template <class Output>
+void random_rows(const column_statistics& stats, Output&& output, const std::vector<index>& rows, std::uint64_t seed) {
+  const auto out = detail::output_view::from(make_view(output));
+  if (index(stats.mean.size()) != out.cols || stats.stddev.size() != stats.mean.size())
+    detail::fail("clp::random_rows: 'output' has " + std::to_string(out.cols) + " columns but the statistics have " +
+                 std::to_string(stats.mean.size()));
+  for (index r : rows)
+    if (r < 0 || r >= out.rows)
+      detail::fail("clp::random_rows: row " + std::to_string(r) + " is outside the " + std::to_string(out.rows) +
+                   " rows of 'output'");
+  std::vector<float> row(std::size_t(out.cols));
+  for (index r : rows) {
+    for (index c = 0; c < out.cols; ++c)
+      row[c] = static_cast<float>(stats.mean[c] + stats.stddev[c] * detail::normal_draw(seed, r, c));
+    detail::store_row(out, r, row.data());
+  }
+}
+
+}  // namespace clp

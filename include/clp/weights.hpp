@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// @file
+/// Weighting policies: how the cosine similarities of one missing target token to the
+/// overlapping tokens become the weights of eq. 3, e_t = sum_j w_tj a_j.
+///
+/// A policy is a small value type. A dense policy (`is_sparse = false`) rewrites a row of
+/// |overlap| cosines into |overlap| weights in place. A sparse policy (`is_sparse = true`)
+/// picks at most `max_neighbours(n)` (overlap index, weight) pairs, and synthesis then reads
+/// only those source rows. Either returns false when the row cannot be weighted (no usable
+/// similarity); synthesis then falls back to the plain mean of the overlapping source rows
+/// and counts the row. Add a policy by writing such a type: synthesis does not change.
+///
+/// Ties among equal cosines are broken towards the lower overlap index (the earlier target
+/// id), so every policy is deterministic.
+
+#include <clp/error.hpp>
+#include <clp/matrix_view.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <variant>
+
+namespace clp {
+
+/// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j').
+/// Guard: when the cosine sum is not safely positive, that is sum <= min_sum_ratio *
+/// sum_j |cos|, the weights would flip sign or grow without bound (their absolute values add
+/// up to 1 / min_sum_ratio or more), so the row falls back to the mean.
+struct paper_weights {
+  static constexpr bool is_sparse = false;
+  double min_sum_ratio = 1e-4;
+
+  bool operator()(float* cosines, index n) const {
+    double sum = 0, sum_abs = 0;
+    for (index j = 0; j < n; ++j) {
+      sum += cosines[j];
+      sum_abs += std::abs(cosines[j]);
+    }
+    if (!(sum_abs > 0) || !(sum > min_sum_ratio * sum_abs)) return false;
+    const double scale = 1.0 / sum;
+    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(cosines[j] * scale);
+    return true;
+  }
+};
+
+/// max(cos, 0) / sum max(cos, 0): identical to paper_weights whenever no cosine is negative
+/// (the regime the paper assumes), and never inflates a row. A row without a positive cosine
+/// falls back to the mean.
+struct clamped_weights {
+  static constexpr bool is_sparse = false;
+
+  bool operator()(float* cosines, index n) const {
+    double sum = 0;
+    for (index j = 0; j < n; ++j) sum += std::max(cosines[j], 0.0f);
+    if (!(sum > 0)) return false;
+    const double scale = 1.0 / sum;
+    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(std::max(cosines[j], 0.0f) * scale);
+    return true;
+  }
+};
+
+namespace detail {
+
+/// The k largest of cosines[0..n) (ties: lower index first), written to neighbour[] in
+/// descending order; returns how many (min(k, n)). One pass with a k-element heap:
+/// O(n log k), and O(n) in practice since most entries lose to the heap's minimum at once.
+inline index select_top_k(const float* cosines, index n, index k, index* neighbour) {
+  k = std::min(k, n);
+  if (k <= 0) return 0;
+  // "a ranks before b": larger cosine, then lower index.
+  auto before = [cosines](index a, index b) {
+    return cosines[a] > cosines[b] || (cosines[a] == cosines[b] && a < b);
+  };
+  index size = 0;
+  for (index j = 0; j < n; ++j) {
+    if (size < k) {
+      neighbour[size++] = j;
+      std::push_heap(neighbour, neighbour + size, before);  // heap top: the worst kept entry
+    } else if (before(j, neighbour[0])) {
+      std::pop_heap(neighbour, neighbour + size, before);
+      neighbour[size - 1] = j;
+      std::push_heap(neighbour, neighbour + size, before);
+    }
+  }
+  std::sort_heap(neighbour, neighbour + size, before);
+  return size;
+}
+
+}  // namespace detail
+
+/// The k most similar overlapping tokens only, their clamped cosines renormalised:
+/// w = max(cos, 0) / sum over the k of max(cos, 0). Falls back to the mean when none of the k
+/// has a positive cosine. k larger than the overlap means the whole overlap.
+struct top_k_weights {
+  static constexpr bool is_sparse = true;
+  index k = 10;
+
+  index max_neighbours(index n) const { return std::min(k, n); }
+
+  /// @param[in]  cosines    n cosines of one target token
+  /// @param[out] neighbour  max_neighbours(n) overlap indices
+  /// @param[out] weight     their weights
+  /// @return the number of pairs written; 0 means fall back
+  index operator()(const float* cosines, index n, index* neighbour, float* weight) const {
+    const index count = detail::select_top_k(cosines, n, k, neighbour);
+    double sum = 0;
+    for (index i = 0; i < count; ++i) sum += std::max(cosines[neighbour[i]], 0.0f);
+    if (!(sum > 0)) return 0;
+    for (index i = 0; i < count; ++i)
+      weight[i] = static_cast<float>(std::max(cosines[neighbour[i]], 0.0f) / sum);
+    return count;
+  }
+};
+
+/// softmax(cos / temperature) over the k most similar overlapping tokens (WECHSEL's choice:
+/// k = 10, temperature = 0.1). Always well defined: the exponent is shifted by the largest
+/// cosine, so a tiny temperature tends to the single nearest neighbour and a huge one to equal
+/// weights over the k.
+struct softmax_weights {
+  static constexpr bool is_sparse = true;
+  index k = 10;
+  float temperature = 0.1f;
+
+  index max_neighbours(index n) const { return std::min(k, n); }
+
+  index operator()(const float* cosines, index n, index* neighbour, float* weight) const {
+    const index count = detail::select_top_k(cosines, n, k, neighbour);
+    if (count == 0) return 0;
+    const double top = cosines[neighbour[0]];
+    double sum = 0;
+    for (index i = 0; i < count; ++i) sum += std::exp((cosines[neighbour[i]] - top) / double(temperature));
+    for (index i = 0; i < count; ++i)
+      weight[i] = static_cast<float>(std::exp((cosines[neighbour[i]] - top) / double(temperature)) / sum);
+    return count;
+  }
+};
+
+/// sparsemax over all cosines (Martins & Astudillo 2016; the weighting of FOCUS and CLP+):
+/// the Euclidean projection of the cosine row onto the probability simplex,
+/// w_j = max(cos_j - tau, 0) with tau chosen so the weights add up to one. Only tokens within
+/// 1 of the best cosine can get weight. tau is found by Michelot's fixed point (each pass
+/// drops the entries at or below the current tau), a few O(n) passes with no sort.
+struct sparsemax_weights {
+  static constexpr bool is_sparse = false;
+
+  bool operator()(float* cosines, index n) const {
+    if (n == 0) return false;
+    double top = cosines[0];
+    for (index j = 1; j < n; ++j) top = std::max<double>(top, cosines[j]);
+    double tau = top - 1;  // tau >= top - 1 always holds
+    for (;;) {
+      double sum = 0;
+      index support = 0;
+      for (index j = 0; j < n; ++j)
+        if (cosines[j] > tau) {
+          sum += cosines[j];
+          ++support;
+        }
+      const double next = (sum - 1) / double(support);
+      if (next <= tau) break;  // no entry left the support: tau is the fixed point
+      tau = next;
+    }
+    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(std::max(cosines[j] - tau, 0.0));
+    return true;
+  }
+};
+
+/// Any of the shipped policies, chosen at run time (the command-line programs do this).
+using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights>;
+
+/// The policy named `name` ("paper", "clamped", "top-k", "softmax" or "sparsemax"), with k
+/// and temperature where the policy uses them.
+/// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
+inline weighting make_weighting(const std::string& name, index k = 10, float temperature = 0.1f) {
+  if (k < 1) detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(k));
+  if (!(temperature > 0) || !std::isfinite(temperature))
+    detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));
+  if (name == "paper") return paper_weights{};
+  if (name == "clamped") return clamped_weights{};
+  if (name == "top-k") return top_k_weights{k};
+  if (name == "softmax") return softmax_weights{k, temperature};
+  if (name == "sparsemax") return sparsemax_weights{};
+  detail::fail("clp::make_weighting: unknown weighting '" + name +
+               "' (expected paper, clamped, top-k, softmax or sparsemax)");
+}
+
+}  // namespace clp
