@@ -29,6 +29,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +48,9 @@ struct synthesis_options {
   /// up to the last row. Lets callers split one transfer across processes or machines.
   index first_row = 0;
   index last_row = -1;
+  /// Optional: called as blocks finish with (rows synthesised so far, rows to synthesise).
+  /// Calls come from the worker threads, one at a time.
+  std::function<void(index done, index total)> progress;
 };
 
 /// What a synthesis did. Row counts refer to the rows written (the row range).
@@ -229,6 +234,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     std::vector<float> weight;
   };
   std::vector<scratch> workers(static_cast<std::size_t>(threads));
+  std::mutex progress_mutex;
+  index rows_done = 0;
 
   parallel_for(n_blocks, threads, [&](index b, int worker) {
     scratch& s = workers[static_cast<std::size_t>(worker)];
@@ -334,6 +341,11 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
         store_row(output, missing[row0 + i], out);
         if (p == 0) output_norm[row0 + i] = row_norm(out, d);
       }
+    }
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      rows_done += m;
+      options.progress(rows_done, n_missing);
     }
   });
 

@@ -1,0 +1,92 @@
+// An embedding matrix read from a checkpoint, kept in the checkpoint's own element type, and
+// handed to the core library as a clp::matrix_view of that type (no conversion copy).
+#pragma once
+
+#include <clp/matrix_view.hpp>
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "io/hf_model.hpp"
+#include "io/safetensors.hpp"
+
+namespace clp::program {
+
+class embedding_matrix {
+ public:
+  using storage = std::variant<std::vector<float>, std::vector<double>, std::vector<Eigen::half>,
+                               std::vector<Eigen::bfloat16>>;
+
+  /// Reads tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16, and finite.
+  static embedding_matrix read(const io::model_folder& folder, const std::string& name) {
+    const io::located_tensor found = folder.locate(name);
+    const io::tensor_entry& tensor = found.tensor;
+    const std::string where = found.file.path().string();
+    if (tensor.shape.size() != 2)
+      io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
+                                  io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
+    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name));
+    std::visit([&](auto& v) { found.file.read(tensor, v.data(), v.size() * sizeof(v[0])); }, m.data_);
+    m.require_finite();
+    return m;
+  }
+
+  /// A rows x cols matrix of `dtype`, zero-filled.
+  embedding_matrix(const std::string& dtype, index rows, index cols, std::string description)
+      : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
+    const auto n = static_cast<std::size_t>(rows * cols);
+    if (dtype == "F32") data_ = std::vector<float>(n);
+    else if (dtype == "F64") data_ = std::vector<double>(n);
+    else if (dtype == "F16") data_ = std::vector<Eigen::half>(n);
+    else if (dtype == "BF16") data_ = std::vector<Eigen::bfloat16>(n);
+    else
+      throw std::runtime_error(description_ + ": dtype " + dtype +
+                               " is not an embedding type (F32, F64, F16 or BF16)");
+  }
+
+  const std::string& dtype() const { return dtype_; }
+  index rows() const { return rows_; }
+  index cols() const { return cols_; }
+  /// "FILE tensor NAME", for messages.
+  const std::string& description() const { return description_; }
+
+  /// Calls f with a clp::matrix_view of the matrix (row-major, as safetensors stores it).
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    return std::visit([&](auto& v) { return f(clp::matrix_view(v.data(), rows_, cols_)); }, data_);
+  }
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit([&](const auto& v) { return f(clp::matrix_view(v.data(), rows_, cols_)); }, data_);
+  }
+
+  const void* bytes() const {
+    return std::visit([](const auto& v) { return static_cast<const void*>(v.data()); }, data_);
+  }
+  std::size_t byte_size() const {
+    return std::visit([](const auto& v) { return v.size() * sizeof(v[0]); }, data_);
+  }
+
+ private:
+  void require_finite() const {
+    visit([&](auto view) {
+      for (index r = 0; r < view.rows(); ++r)
+        for (index c = 0; c < view.cols(); ++c)
+          if (!std::isfinite(static_cast<double>(view(r, c))))
+            throw std::runtime_error(description_ + ": row " + std::to_string(r) + " column " + std::to_string(c) +
+                                     " is NaN or infinite");
+    });
+  }
+
+  std::string dtype_;
+  index rows_ = 0, cols_ = 0;
+  std::string description_;
+  storage data_;
+};
+
+}  // namespace clp::program

@@ -1,0 +1,63 @@
+// clp-transfer: give a large language model a new vocabulary (CLP-Transfer, Ostendorff & Rehm
+// 2023), and the paper's two diagnostics. See README.md for the method and every option.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "overlap_command.hpp"
+#include "transfer_command.hpp"
+
+#ifdef CLP_HAVE_BLAS
+// Each worker thread of the library runs its own single-threaded product; OpenBLAS's own
+// threads would only oversubscribe the cores. Weak, so any other BLAS links too.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+#endif
+
+int main(int argc, char** argv) {
+#ifdef CLP_HAVE_BLAS
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+#endif
+  CLI::App app{"clp-transfer: a new vocabulary for a large language model, from a small model that speaks it"};
+  app.require_subcommand(1);
+
+  clp::program::transfer_arguments t;
+  CLI::App* transfer = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
+  transfer->add_option("--source", t.source, "Large source model folder (config.json, safetensors, tokenizer)")->required();
+  transfer->add_option("--helper", t.helper, "Small helper model folder speaking the target vocabulary")->required();
+  transfer->add_option("--output", t.output, "Output model folder (must not exist unless --force)")->required();
+  transfer->add_option("--report", t.report, "Also write a JSON report here");
+  transfer->add_option("--threads", t.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  transfer->add_option("--tile-mb", t.tile_mb, "Working memory of the synthesis, MiB")->capture_default_str();
+  transfer->add_option("--embedding-tensor", t.embedding_tensor, "Source input embedding name (default: found)");
+  transfer->add_option("--helper-embedding-tensor", t.helper_embedding_tensor,
+                       "Helper input embedding name (default: found)");
+  transfer->add_option("--lm-head-tensor", t.lm_head_tensor, "Source untied output head name (default: found)");
+  transfer->add_option("--method", t.method, "clp | overlap-random | random")->capture_default_str();
+  transfer->add_option("--weighting", t.weighting, "paper | clamped | top-k | softmax | sparsemax")
+      ->capture_default_str();
+  transfer->add_option("--k", t.k, "Neighbours for top-k and softmax")->capture_default_str();
+  transfer->add_option("--temperature", t.temperature, "Softmax temperature")->capture_default_str();
+  transfer->add_option("--seed", t.seed, "Seed of the random methods")->capture_default_str();
+  transfer->add_flag("--force", t.force, "Replace an existing output (only after success)");
+  transfer->add_flag("--quiet", t.quiet, "Print errors only");
+
+  std::string a, b;
+  bool json = false;
+  CLI::App* overlap = app.add_subcommand("overlap", "Vocabulary overlap of A and B (the paper's Table 1)");
+  overlap->add_option("A", a, "Model folder, tokenizer.json or vocab.json (the source: Table 1 divides by it)")
+      ->required();
+  overlap->add_option("B", b, "Model folder, tokenizer.json or vocab.json")->required();
+  overlap->add_flag("--json", json, "Print JSON");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*transfer) clp::program::run_transfer(t);
+    else if (*overlap) clp::program::run_overlap(a, b, json);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nclp-transfer: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
