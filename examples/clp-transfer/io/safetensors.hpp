@@ -1,0 +1,546 @@
+// Reading and writing safetensors checkpoints without holding tensor data in memory.
+//
+// A safetensors file is: an 8-byte little-endian length N, N bytes of UTF-8 JSON header, then
+// the data section. The header maps each tensor name to
+//   {"dtype": "F32", "shape": [rows, cols], "data_offsets": [begin, end]}
+// with offsets relative to the first byte of the data section, plus an optional
+// "__metadata__" object of string -> string.
+//
+// The reader parses and validates only the header; tensor bytes are read on demand with pread.
+// The writer writes the header first and then takes each tensor's bytes as a stream, so a
+// multi-gigabyte tensor is copied file to file (copy_range) instead of through memory.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace clp::io {
+
+namespace detail {
+
+/// Throws std::runtime_error("<path>: <problem>"), flattening line breaks so that the
+/// message stays on one line however it was assembled.
+/// @param[in] path     file the problem is about
+/// @param[in] problem  what is wrong
+[[noreturn]] inline void fail(const std::filesystem::path& path, std::string problem) {
+  std::replace_if(
+      problem.begin(), problem.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  throw std::runtime_error(path.string() + ": " + problem);
+}
+
+/// `problem` followed by the text of the current errno, for failed system calls.
+/// @param[in] problem  what was being attempted
+inline std::string with_errno(const std::string& problem) { return problem + ": " + std::strerror(errno); }
+
+/// A name or token as a JSON string literal: quoted, with control characters escaped, so
+/// that names holding spaces or newlines stay unambiguous in one-line messages.
+/// @param[in] text  UTF-8 text (invalid bytes are replaced, not rejected)
+inline std::string quoted_name(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// "[2, 3]" for a shape, as used in messages.
+/// @param[in] shape  dimensions
+inline std::string format_shape(const std::vector<std::int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Owns a POSIX file descriptor and closes it once; move-only.
+class file_descriptor {
+ public:
+  /// @param[in] fd  descriptor to own, or -1 for none
+  explicit file_descriptor(int fd = -1) noexcept : fd_(fd) {}
+  file_descriptor(file_descriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  file_descriptor& operator=(file_descriptor&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  file_descriptor(const file_descriptor&) = delete;
+  file_descriptor& operator=(const file_descriptor&) = delete;
+  ~file_descriptor() { close(); }
+
+  int get() const noexcept { return fd_; }
+
+  /// Closes the descriptor; returns ::close's result (0 when there was none) so that
+  /// writers can notice delayed write errors.
+  int close() noexcept { return fd_ < 0 ? 0 : ::close(std::exchange(fd_, -1)); }
+
+ private:
+  int fd_;
+};
+
+/// Reads exactly `size` bytes at `offset` of `fd`, retrying short reads.
+/// @param[in]  path    file behind `fd`, for messages
+/// @param[in]  fd      open descriptor
+/// @param[out] buffer  `size` writable bytes
+/// @param[in]  size    bytes to read
+/// @param[in]  offset  byte offset in the file
+/// @param[in]  what    what is being read, for messages ("the header", "tensor 'x'")
+inline void read_exactly(const std::filesystem::path& path, int fd, void* buffer, std::size_t size,
+                         std::uint64_t offset, const std::string& what) {
+  auto* out = static_cast<char*>(buffer);
+  while (size > 0) {
+    const ssize_t got = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(path, with_errno("reading " + what));
+    if (got == 0) fail(path, "file ended while reading " + what + " (truncated?)");
+    out += got;
+    size -= static_cast<std::size_t>(got);
+    offset += static_cast<std::uint64_t>(got);
+  }
+}
+
+/// Writes all `size` bytes to `fd` at its current position, retrying short writes.
+/// @param[in] path  file behind `fd`, for messages
+/// @param[in] fd    open descriptor
+/// @param[in] data  `size` readable bytes
+/// @param[in] size  bytes to write
+inline void write_all(const std::filesystem::path& path, int fd, const void* data, std::size_t size) {
+  const auto* in = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t put = ::write(fd, in, size);
+    if (put < 0 && errno == EINTR) continue;
+    if (put < 0) fail(path, with_errno("writing"));
+    in += put;
+    size -= static_cast<std::size_t>(put);
+  }
+}
+
+/// Limits that separate a corrupt header from a large checkpoint.
+inline constexpr std::uint64_t max_header_bytes = 100'000'000;
+inline constexpr std::uint64_t max_tensor_bytes = std::uint64_t{1} << 62;
+
+/// Element count of `shape`, or nullopt when a dimension is negative or the tensor would
+/// exceed max_tensor_bytes; a zero dimension gives 0 whatever the others are.
+/// @param[in] shape         dimensions
+/// @param[in] element_size  bytes per element (> 0)
+inline std::optional<std::uint64_t> element_count(const std::vector<std::int64_t>& shape, std::size_t element_size) {
+  if (std::any_of(shape.begin(), shape.end(), [](std::int64_t d) { return d < 0; })) return std::nullopt;
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  std::uint64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (count > max_tensor_bytes / element_size / static_cast<std::uint64_t>(d)) return std::nullopt;
+    count *= static_cast<std::uint64_t>(d);
+  }
+  return count;
+}
+
+}  // namespace detail
+
+/// Bytes per element of a safetensors dtype, or nullopt for a dtype this layer does not
+/// know. Sub-byte types (F4, F6_*) are left out: their sizes are not whole bytes.
+/// @param[in] dtype  name as written in the header, e.g. "BF16"
+inline std::optional<std::size_t> dtype_size(std::string_view dtype) {
+  static constexpr std::pair<std::string_view, std::size_t> sizes[] = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+      {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}};
+  for (const auto& [name, size] : sizes)
+    if (name == dtype) return size;
+  return std::nullopt;
+}
+
+/// One tensor as the header describes it, with offsets resolved to the file.
+struct tensor_entry {
+  std::string name;
+  std::string dtype;             ///< safetensors dtype name, e.g. "F32"
+  std::size_t element_size = 0;  ///< bytes per element of `dtype`
+  std::vector<std::int64_t> shape;
+  std::uint64_t offset = 0;     ///< byte offset in the file (not in the data section)
+  std::uint64_t byte_size = 0;  ///< product(shape) * element_size
+
+  /// Number of elements: product(shape), 1 for a 0-d scalar.
+  std::uint64_t element_count() const { return byte_size / element_size; }
+};
+
+/// A safetensors file opened for reading. Opening reads and validates the header only;
+/// tensor bytes stay on disk until read() or copy_range() asks for them.
+class safetensors_file {
+ public:
+  /// Opens `path` and validates its header; throws std::runtime_error naming the file.
+  /// @param[in] path  safetensors file
+  explicit safetensors_file(std::filesystem::path path) : path_(std::move(path)) {
+    fd_ = detail::file_descriptor(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd_.get() < 0) detail::fail(path_, detail::with_errno("cannot open"));
+    struct stat info {};
+    if (::fstat(fd_.get(), &info) != 0) detail::fail(path_, detail::with_errno("cannot stat"));
+    if (!S_ISREG(info.st_mode)) detail::fail(path_, "not a regular file");
+    file_size_ = static_cast<std::uint64_t>(info.st_size);
+    parse_header();
+  }
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  std::uint64_t file_size() const noexcept { return file_size_; }
+  /// Offset of the data section: 8 + header length.
+  std::uint64_t data_start() const noexcept { return data_start_; }
+  /// Tensors in file order, i.e. by position in the data section.
+  const std::vector<tensor_entry>& tensors() const noexcept { return tensors_; }
+  /// The "__metadata__" object; empty when the file has none.
+  const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
+  /// The open descriptor, valid while this object lives; pass it to copy_range().
+  int descriptor() const noexcept { return fd_.get(); }
+
+  /// The tensor called `name`, or nullptr.
+  /// @param[in] name  tensor name
+  const tensor_entry* find(std::string_view name) const {
+    const auto it = by_name_.find(std::string(name));
+    return it == by_name_.end() ? nullptr : &tensors_[it->second];
+  }
+
+  /// The tensor called `name`; throws naming the file when there is none.
+  /// @param[in] name  tensor name
+  const tensor_entry& at(std::string_view name) const {
+    if (const tensor_entry* tensor = find(name)) return *tensor;
+    detail::fail(path_, "no tensor " + detail::quoted_name(name));
+  }
+
+  /// Reads the bytes of `tensor` into a caller buffer.
+  /// @param[in]  tensor       an entry of this file's tensors()
+  /// @param[out] buffer       tensor.byte_size writable bytes
+  /// @param[in]  buffer_size  size of `buffer`; must equal tensor.byte_size
+  void read(const tensor_entry& tensor, void* buffer, std::size_t buffer_size) const {
+    if (buffer_size != tensor.byte_size)
+      detail::fail(path_, "tensor " + detail::quoted_name(tensor.name) + " holds " + std::to_string(tensor.byte_size) +
+                              " bytes but the buffer holds " + std::to_string(buffer_size));
+    detail::read_exactly(path_, fd_.get(), buffer, buffer_size, tensor.offset,
+                         "tensor " + detail::quoted_name(tensor.name));
+  }
+
+  /// Reads the bytes of `tensor` into a new vector (for the embedding matrices; other
+  /// tensors should go through copy_range()).
+  /// @param[in] tensor  an entry of this file's tensors()
+  std::vector<std::byte> read(const tensor_entry& tensor) const {
+    std::vector<std::byte> bytes(tensor.byte_size);
+    read(tensor, bytes.data(), bytes.size());
+    return bytes;
+  }
+
+ private:
+  using json = nlohmann::json;
+
+  void parse_header() {
+    if (file_size_ < 8)
+      detail::fail(path_, "file is " + std::to_string(file_size_) +
+                              " bytes, too short for a safetensors header (truncated or empty)");
+    unsigned char length_bytes[8];
+    detail::read_exactly(path_, fd_.get(), length_bytes, 8, 0, "the header length");
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
+    if (length > file_size_ - 8)
+      detail::fail(path_, "header length " + std::to_string(length) + " runs past the end of the file (" +
+                              std::to_string(file_size_) + " bytes)");
+    if (length > detail::max_header_bytes)
+      detail::fail(path_, "header length " + std::to_string(length) + " exceeds the " +
+                              std::to_string(detail::max_header_bytes / 1'000'000) + " MB limit (corrupt file?)");
+    data_start_ = 8 + length;
+
+    std::string text(length, '\0');
+    detail::read_exactly(path_, fd_.get(), text.data(), text.size(), 8, "the header");
+    json header;
+    try {
+      header = json::parse(text);
+    } catch (const json::parse_error& error) {
+      detail::fail(path_, std::string("header is not valid JSON (") + error.what() + ")");
+    }
+    if (!header.is_object()) detail::fail(path_, "header is not a JSON object");
+
+    for (const auto& [name, value] : header.items()) {
+      if (name == "__metadata__")
+        parse_metadata(value);
+      else
+        tensors_.push_back(parse_entry(name, value));
+    }
+    // nlohmann::json sorts keys, and the header's key order carries no meaning anyway: data
+    // order does, for sequential copies. Sorting by (begin, end) puts an empty tensor before
+    // the one starting where it sits; several empties at one offset stay in name order.
+    std::stable_sort(tensors_.begin(), tensors_.end(), [](const tensor_entry& a, const tensor_entry& b) {
+      return std::pair(a.offset, a.byte_size) < std::pair(b.offset, b.byte_size);
+    });
+    check_overlaps();
+    for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_.emplace(tensors_[i].name, i);
+  }
+
+  void parse_metadata(const json& value) {
+    if (!value.is_object()) detail::fail(path_, "__metadata__ is not a JSON object");
+    for (const auto& [key, text] : value.items()) {
+      if (!text.is_string())
+        detail::fail(path_, "__metadata__ value of " + detail::quoted_name(key) + " is not a string");
+      metadata_.emplace(key, text.get<std::string>());
+    }
+  }
+
+  [[noreturn]] void bad_entry(const std::string& name, const std::string& problem) const {
+    detail::fail(path_, "tensor " + detail::quoted_name(name) + ": " + problem);
+  }
+
+  tensor_entry parse_entry(const std::string& name, const json& value) const {
+    if (!value.is_object()) bad_entry(name, "entry is not a JSON object");
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!value.contains(key)) bad_entry(name, std::string("missing \"") + key + "\"");
+
+    tensor_entry tensor;
+    tensor.name = name;
+    const json& dtype = value["dtype"];
+    if (!dtype.is_string()) bad_entry(name, "\"dtype\" is not a string");
+    tensor.dtype = dtype.get<std::string>();
+    const auto element_size = dtype_size(tensor.dtype);
+    if (!element_size) bad_entry(name, "unknown dtype " + detail::quoted_name(tensor.dtype));
+    tensor.element_size = *element_size;
+
+    const json& shape = value["shape"];
+    if (!shape.is_array()) bad_entry(name, "\"shape\" is not an array");
+    for (const json& dimension : shape) {
+      // Integers beyond int64 parse as unsigned; no real dimension comes near that.
+      if (!dimension.is_number_integer() ||
+          (dimension.is_number_unsigned() && dimension.get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max()))
+        bad_entry(name, "\"shape\" holds " + dimension.dump() + ", not a dimension");
+      tensor.shape.push_back(dimension.get<std::int64_t>());
+    }
+    if (std::any_of(tensor.shape.begin(), tensor.shape.end(), [](auto d) { return d < 0; }))
+      bad_entry(name, "negative dimension in shape " + detail::format_shape(tensor.shape));
+    const auto count = detail::element_count(tensor.shape, tensor.element_size);
+    if (!count) bad_entry(name, "shape " + detail::format_shape(tensor.shape) + " has too many elements (overflow)");
+
+    const json& offsets = value["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned())
+      bad_entry(name, "\"data_offsets\" is not a pair of non-negative integers");
+    const auto begin = offsets[0].get<std::uint64_t>();
+    const auto end = offsets[1].get<std::uint64_t>();
+    const std::uint64_t data_size = file_size_ - data_start_;
+    if (end < begin)
+      bad_entry(name, "data_offsets end " + std::to_string(end) + " is before begin " + std::to_string(begin));
+    if (end > data_size)
+      bad_entry(name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                          "] run past the end of the data section (" + std::to_string(data_size) + " bytes)");
+    tensor.offset = data_start_ + begin;
+    tensor.byte_size = end - begin;
+    if (tensor.byte_size != *count * tensor.element_size)
+      bad_entry(name, "holds " + std::to_string(tensor.byte_size) + " bytes but shape " +
+                          detail::format_shape(tensor.shape) + " of " + tensor.dtype + " needs " +
+                          std::to_string(*count * tensor.element_size));
+    return tensor;
+  }
+
+  // Runs on tensors sorted by offset: a range overlaps an earlier one exactly when it starts
+  // before the furthest end seen so far. Empty tensors occupy no bytes and never overlap.
+  void check_overlaps() const {
+    const tensor_entry* furthest = nullptr;
+    for (const tensor_entry& tensor : tensors_) {
+      if (tensor.byte_size == 0) continue;
+      if (furthest && tensor.offset < furthest->offset + furthest->byte_size)
+        detail::fail(path_, "tensors " + detail::quoted_name(furthest->name) + " and " +
+                                detail::quoted_name(tensor.name) + " overlap in the data section");
+      if (!furthest || tensor.offset + tensor.byte_size > furthest->offset + furthest->byte_size) furthest = &tensor;
+    }
+  }
+
+  std::filesystem::path path_;
+  detail::file_descriptor fd_;
+  std::uint64_t file_size_ = 0;
+  std::uint64_t data_start_ = 0;
+  std::vector<tensor_entry> tensors_;
+  std::unordered_map<std::string, std::size_t> by_name_;
+  std::map<std::string, std::string> metadata_;
+};
+
+/// A tensor to be written: what the header will say about it.
+struct tensor_spec {
+  std::string name;
+  std::string dtype;  ///< safetensors dtype name, e.g. "F32"
+  std::vector<std::int64_t> shape;
+  std::uint64_t byte_size = 0;  ///< must equal product(shape) * dtype size
+};
+
+class safetensors_writer;
+inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
+
+/// Writes a safetensors file as a stream: the constructor writes the header for all tensors
+/// (laid out back to back in the given order), then append() and copy_range() supply the
+/// tensor bytes in that same order, and finish() checks that every byte arrived.
+/// A writer destroyed before finish() succeeded deletes its file, so no half-written
+/// checkpoint is left behind.
+class safetensors_writer {
+ public:
+  /// Creates `path` (replacing a file there) and writes the header.
+  /// @param[in] path      file to create
+  /// @param[in] tensors   tensors in the order their bytes will be supplied
+  /// @param[in] metadata  "__metadata__" entries; none are written when empty
+  safetensors_writer(std::filesystem::path path, std::vector<tensor_spec> tensors,
+                     const std::map<std::string, std::string>& metadata = {})
+      : path_(std::move(path)), tensors_(std::move(tensors)) {
+    const std::string header = make_header(metadata);
+    fd_ = detail::file_descriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+    if (fd_.get() < 0) detail::fail(path_, detail::with_errno("cannot create"));
+    unsigned char length_bytes[8];
+    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+    try {
+      detail::write_all(path_, fd_.get(), length_bytes, 8);
+      detail::write_all(path_, fd_.get(), header.data(), header.size());
+    } catch (...) {
+      discard();  // the destructor does not run for a constructor that throws
+      throw;
+    }
+  }
+
+  safetensors_writer(const safetensors_writer&) = delete;
+  safetensors_writer& operator=(const safetensors_writer&) = delete;
+
+  ~safetensors_writer() {
+    if (!finished_) discard();
+  }
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  /// Tensor bytes still expected before finish().
+  std::uint64_t remaining() const noexcept { return data_size_ - written_; }
+
+  /// Appends tensor bytes; a call may cover part of a tensor or run across several.
+  /// @param[in] data  `size` readable bytes
+  /// @param[in] size  byte count; must not exceed remaining()
+  void append(const void* data, std::size_t size) {
+    expect(size);
+    detail::write_all(path_, fd_.get(), data, size);
+    written_ += size;
+  }
+
+  /// Checks that every tensor received exactly its byte size, then flushes and closes the
+  /// file. Flushing here makes a later rename of the output directory a safe commit point.
+  void finish() {
+    if (written_ != data_size_) {
+      const tensor_spec& short_one = tensor_at(written_);
+      detail::fail(path_, "tensor " + detail::quoted_name(short_one.name) +
+                              " is incomplete: " + std::to_string(data_size_ - written_) + " of " +
+                              std::to_string(data_size_) + " data bytes never arrived");
+    }
+    if (::fsync(fd_.get()) != 0) detail::fail(path_, detail::with_errno("flushing"));
+    if (fd_.close() != 0) detail::fail(path_, detail::with_errno("closing"));
+    finished_ = true;
+  }
+
+ private:
+  friend void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
+
+  // Builds the header text by hand rather than through nlohmann::ordered_json: the caller's
+  // order must survive, and ordered_json inserts in linear time per key.
+  std::string make_header(const std::map<std::string, std::string>& metadata) {
+    using json = nlohmann::json;
+    std::string header = "{";
+    if (!metadata.empty()) header += "\"__metadata__\":" + json(metadata).dump();
+    std::unordered_set<std::string_view> names;
+    for (const tensor_spec& tensor : tensors_) {
+      const std::string where = "tensor " + detail::quoted_name(tensor.name);
+      if (tensor.name == "__metadata__") detail::fail(path_, "\"__metadata__\" is reserved");
+      if (!names.insert(tensor.name).second) detail::fail(path_, where + " is listed twice");
+      const auto element_size = dtype_size(tensor.dtype);
+      if (!element_size) detail::fail(path_, where + ": unknown dtype " + detail::quoted_name(tensor.dtype));
+      const auto count = detail::element_count(tensor.shape, *element_size);
+      if (!count || *count * *element_size != tensor.byte_size)
+        detail::fail(path_, where + ": byte size " + std::to_string(tensor.byte_size) + " does not fit shape " +
+                                detail::format_shape(tensor.shape) + " of " + tensor.dtype);
+      const json entry = {{"dtype", tensor.dtype},
+                          {"shape", tensor.shape},
+                          {"data_offsets", {data_size_, data_size_ + tensor.byte_size}}};
+      if (header.size() > 1) header += ',';
+      header += detail::quoted_name(tensor.name) + ':' + entry.dump();
+      data_size_ += tensor.byte_size;
+    }
+    header += '}';
+    // Readers may map the data section and view it as typed arrays; 8-byte alignment of
+    // 8 + header length keeps every element aligned.
+    header.append((8 - header.size() % 8) % 8, ' ');
+    return header;
+  }
+
+  void discard() noexcept {
+    fd_.close();
+    ::unlink(path_.c_str());
+  }
+
+  void expect(std::size_t size) const {
+    if (size > remaining())
+      detail::fail(path_, std::to_string(size) + " more bytes do not fit: " + std::to_string(remaining()) +
+                              " of the data section remain");
+  }
+
+  const tensor_spec& tensor_at(std::uint64_t position) const {
+    for (const tensor_spec& tensor : tensors_) {
+      if (position < tensor.byte_size) return tensor;
+      position -= tensor.byte_size;
+    }
+    return tensors_.back();
+  }
+
+  std::filesystem::path path_;
+  std::vector<tensor_spec> tensors_;
+  detail::file_descriptor fd_;
+  std::uint64_t data_size_ = 0;
+  std::uint64_t written_ = 0;
+  bool finished_ = false;
+};
+
+/// Streams `size` bytes starting at `offset` of `in_fd` into `out`, as the next tensor bytes.
+/// Uses copy_file_range so that the kernel moves the data (or the filesystem shares extents);
+/// where that is unavailable (EXDEV, ENOSYS, EINVAL, EOPNOTSUPP) it falls back to pread/write
+/// through a buffer of at most 8 MiB. Neither way holds a whole tensor in memory.
+/// @param[in]     in_fd   readable descriptor, e.g. safetensors_file::descriptor(); its file
+///                        position is not used or changed
+/// @param[in]     offset  byte offset in the source file, e.g. tensor_entry::offset
+/// @param[in]     size    byte count, e.g. tensor_entry::byte_size
+/// @param[in,out] out     writer receiving the bytes
+inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out) {
+  out.expect(size);
+  const std::string source_ended =
+      "source ended before " + std::to_string(size) + " bytes from offset " + std::to_string(offset) + " were copied";
+  off_t position = offset;
+  std::size_t left = size;
+  while (left > 0) {
+    const ssize_t copied = ::copy_file_range(in_fd, &position, out.fd_.get(), nullptr, left, 0);
+    if (copied > 0) {
+      left -= static_cast<std::size_t>(copied);
+      continue;
+    }
+    if (copied == 0) detail::fail(out.path_, source_ended);
+    if (errno == EINTR) continue;
+    if (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP) break;
+    detail::fail(out.path_, detail::with_errno("copying tensor data"));
+  }
+  if (left > 0) {
+    std::vector<char> buffer(std::min<std::size_t>(left, std::size_t{8} << 20));
+    while (left > 0) {
+      const ssize_t got = ::pread(in_fd, buffer.data(), std::min(left, buffer.size()), position);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) detail::fail(out.path_, detail::with_errno("reading tensor data to copy"));
+      if (got == 0) detail::fail(out.path_, source_ended);
+      detail::write_all(out.path_, out.fd_.get(), buffer.data(), static_cast<std::size_t>(got));
+      position += got;
+      left -= static_cast<std::size_t>(got);
+    }
+  }
+  out.written_ += size;
+}
+
+}  // namespace clp::io

@@ -1,0 +1,76 @@
+// Test helpers shared by the I/O tests: a private temporary directory per test, and checks
+// for the one-line "<file>: <problem>" errors the I/O layer promises.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <doctest/doctest.h>
+
+/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+struct temp_dir {
+  std::filesystem::path path;
+
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "clp-io-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+
+  /// @param[in] name  entry inside the directory
+  std::filesystem::path operator/(const std::string& name) const { return path / name; }
+};
+
+/// Writes `bytes` to `file`, replacing it.
+/// @param[in] file   file to write
+/// @param[in] bytes  contents
+inline void write_file(const std::filesystem::path& file, std::string_view bytes) {
+  std::ofstream(file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// The file's contents.
+/// @param[in] file  file to read
+inline std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The what() of the std::runtime_error `action` throws, or "" when it throws none.
+/// @param[in] action  callable expected to throw
+template <class Action>
+std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const std::runtime_error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+/// Checks that `message` is one line starting with "<file>: " and holding every key word.
+/// @param[in] message    an error message
+/// @param[in] file       the file it must name first
+/// @param[in] key_words  phrases it must contain
+inline void check_error(const std::string& message, const std::filesystem::path& file,
+                        std::initializer_list<std::string_view> key_words) {
+  INFO("message: ", message);
+  CHECK(message.rfind(file.string() + ": ", 0) == 0);
+  CHECK(message.find('\n') == std::string::npos);
+  for (std::string_view word : key_words) {
+    INFO("key word: ", word);
+    CHECK(message.find(word) != std::string::npos);
+  }
+}

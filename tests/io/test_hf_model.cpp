@@ -1,0 +1,337 @@
+// Tests for io/hf_model.hpp: model folders (single and sharded), vocabularies, tokenizer
+// files, embedding discovery, config rewriting and the staging directory.
+#include "io/hf_model.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
+
+namespace io = clp::io;
+
+namespace {
+
+/// Writes a safetensors file holding one U8 tensor of `size` bytes per name.
+/// @param[in] file   file to write
+/// @param[in] names  tensor names, in order
+/// @param[in] size   bytes per tensor
+void write_u8_tensors(const std::filesystem::path& file, const std::vector<std::string>& names, std::size_t size = 4) {
+  std::vector<io::tensor_spec> specs;
+  for (const std::string& name : names) specs.push_back({name, "U8", {static_cast<std::int64_t>(size)}, size});
+  io::safetensors_writer writer(file, specs);
+  const std::vector<char> bytes(size * names.size(), 'x');
+  writer.append(bytes.data(), bytes.size());
+  writer.finish();
+}
+
+const char* const config_text = R"({"model_type": "gpt2", "vocab_size": 8, "n_embd": 4})";
+
+}  // namespace
+
+TEST_CASE("a single-file model folder") {
+  temp_dir dir;
+  write_file(dir / "config.json", config_text);
+  write_u8_tensors(dir / "model.safetensors", {"transformer.wte.weight", "transformer.h.0.w"});
+
+  const io::model_folder model(dir.path);
+  CHECK(model.config()["model_type"] == "gpt2");
+  CHECK(model.index_path().empty());
+  REQUIRE(model.shards().size() == 1);
+  CHECK(model.tensor_names() == std::vector<std::string>{"transformer.wte.weight", "transformer.h.0.w"});
+  const io::located_tensor found = model.locate("transformer.h.0.w");
+  CHECK(found.file.path() == dir / "model.safetensors");
+  CHECK(found.tensor.byte_size == 4);
+  check_error(error_of([&] { (void)model.locate("nope"); }), dir.path, {"no tensor \"nope\""});
+}
+
+TEST_CASE("a sharded model folder: index plus three shards") {
+  temp_dir dir;
+  write_file(dir / "config.json", config_text);
+  write_u8_tensors(dir / "s-1.safetensors", {"a", "b"});
+  write_u8_tensors(dir / "s-2.safetensors", {"c"});
+  write_u8_tensors(dir / "s-3.safetensors", {"d", "e"});
+  // Keys out of order: shard order follows first appearance in the file, not key order.
+  const std::string index = R"({"metadata": {"total_size": 20}, "weight_map": {
+      "d": "s-3.safetensors", "a": "s-1.safetensors", "c": "s-2.safetensors",
+      "b": "s-1.safetensors", "e": "s-3.safetensors"}})";
+  write_file(dir / "model.safetensors.index.json", index);
+
+  SUBCASE("shards open in order of first appearance") {
+    const io::model_folder model(dir.path);
+    CHECK(model.index_path() == dir / "model.safetensors.index.json");
+    REQUIRE(model.shards().size() == 3);
+    CHECK(model.shards()[0].path() == dir / "s-3.safetensors");
+    CHECK(model.shards()[1].path() == dir / "s-1.safetensors");
+    CHECK(model.shards()[2].path() == dir / "s-2.safetensors");
+    CHECK(model.tensor_names() == std::vector<std::string>{"d", "e", "a", "b", "c"});
+    CHECK(model.locate("c").file.path() == dir / "s-2.safetensors");
+  }
+  SUBCASE("a missing shard") {
+    std::filesystem::remove(dir / "s-2.safetensors");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "s-2.safetensors", {"cannot open"});
+  }
+  SUBCASE("a tensor the named shard does not hold") {
+    write_u8_tensors(dir / "s-2.safetensors", {"x"});
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"tensor \"c\"", "\"s-2.safetensors\"", "does not hold it"});
+  }
+  SUBCASE("a shard name that leaves the folder") {
+    write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "../s-1.safetensors"}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"not a file name"});
+  }
+  SUBCASE("an index without weight_map") {
+    write_file(dir / "model.safetensors.index.json", R"({"metadata": {}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json", {"no weight_map"});
+  }
+}
+
+TEST_CASE("a model folder without weights or config") {
+  temp_dir dir;
+  check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"cannot open"});
+  write_file(dir / "config.json", config_text);
+  write_file(dir / "pytorch_model.bin", "");
+  check_error(error_of([&] { io::model_folder{dir.path}; }), dir.path, {"no model.safetensors", "pytorch_model.bin"});
+}
+
+TEST_CASE("vocabulary of a BPE tokenizer.json with added_tokens") {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json", R"({
+    "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": true},
+                     {"id": 5, "content": "<pad>", "special": true}],
+    "model": {"type": "BPE", "vocab": {"<|endoftext|>": 0, "a": 1, "b": 2, "ab": 3, "\u0120a": 4},
+              "merges": ["a b"]}})");
+  const io::token_vocabulary vocabulary = io::read_tokenizer_json(dir / "tokenizer.json");
+  CHECK(vocabulary.size == 6);
+  CHECK(vocabulary.ids.size() == 6);
+  CHECK(vocabulary.ids.at("<|endoftext|>") == 0);
+  CHECK(vocabulary.ids.at("\xc4\xa0"
+                          "a") == 4);
+  CHECK(vocabulary.ids.at("<pad>") == 5);
+}
+
+TEST_CASE("vocabulary of a Unigram tokenizer.json") {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json", R"({
+    "added_tokens": [{"id": 1, "content": "<s>"}, {"id": 2, "content": "</s>"}],
+    "model": {"type": "Unigram", "unk_id": 0,
+              "vocab": [["<unk>", 0.0], ["<s>", 0.0], ["</s>", 0.0], ["<0x0A>", 0.0],
+                        ["\u2581the", -2.5], ["s", -3.1]]}})");
+  const io::token_vocabulary vocabulary = io::read_tokenizer_json(dir / "tokenizer.json");
+  CHECK(vocabulary.size == 6);
+  CHECK(vocabulary.ids.at("<unk>") == 0);
+  CHECK(vocabulary.ids.at("</s>") == 2);
+  CHECK(vocabulary.ids.at("<0x0A>") == 3);
+  CHECK(vocabulary.ids.at("\xe2\x96\x81the") == 4);
+}
+
+TEST_CASE("vocabulary of a vocab.json, and which file read_vocabulary prefers") {
+  temp_dir dir;
+  write_file(dir / "vocab.json", R"({"x": 0, "y": 2})");
+  io::token_vocabulary vocabulary = io::read_vocabulary(dir.path);
+  CHECK(vocabulary.size == 3);  // ids have a gap: rows up to the highest id
+  CHECK(vocabulary.ids.size() == 2);
+
+  write_file(dir / "tokenizer.json", R"({"model": {"type": "WordPiece", "vocab": {"q": 0}}})");
+  vocabulary = io::read_vocabulary(dir.path);
+  CHECK(vocabulary.ids.count("q") == 1);
+
+  temp_dir empty;
+  check_error(error_of([&] { io::read_vocabulary(empty.path); }), empty.path, {"no tokenizer.json or vocab.json"});
+}
+
+TEST_CASE("vocabulary errors name the file and the culprits") {
+  temp_dir dir;
+  const auto tokenizer = dir / "tokenizer.json";
+  const auto error_for = [&](const std::string& text) {
+    write_file(tokenizer, text);
+    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+  };
+  check_error(error_for("{not json"), tokenizer, {"not valid JSON"});
+  check_error(error_for(R"({"model": {"type": "BPE"}})"), tokenizer, {"no vocabulary"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {}}})"), tokenizer, {"no vocabulary"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 1}}})"), tokenizer,
+              {"tokens \"b\" and \"c\" both have id 1"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"), tokenizer, {"\"a\" has negative id -1"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": "0"}}})"), tokenizer, {"not an integer"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
+                           "added_tokens": [{"id": 0, "content": "b"}]})"),
+              tokenizer, {"added token \"b\" has id 0 but already has id 1"});
+  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+                           "added_tokens": [{"id": 0, "content": "<x>"}]})"),
+              tokenizer, {"\"a\" and \"<x>\" both have id 0"});
+  check_error(error_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0], ["a", 0]]}})"), tokenizer,
+              {"token \"a\" has id 1 but already has id 0"});
+  check_error(error_for(R"({"model": {"type": "Unigram", "vocab": {"a": 0}}})"), tokenizer, {"not an array"});
+  check_error(error_for(R"({"model": {"type": "Magic", "vocab": {"a": 0}}})"), tokenizer, {"unsupported", "\"Magic\""});
+
+  write_file(dir / "vocab.json", R"({"\n": 3, "z": 3})");
+  check_error(error_of([&] { io::read_vocab_json(dir / "vocab.json"); }), dir / "vocab.json",
+              {"tokens \"\\n\" and \"z\" both have id 3"});
+}
+
+TEST_CASE("tokenizer_files lists the files an output model needs") {
+  temp_dir dir;
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
+                           "merges.txt", "spiece.model", "config.json", "model.safetensors", "README.md"})
+    write_file(dir / name, "{}");
+  std::filesystem::create_directory(dir / "sub.model");
+  std::vector<std::string> names;
+  for (const auto& file : io::tokenizer_files(dir.path)) names.push_back(file.filename().string());
+  CHECK(names == std::vector<std::string>{"merges.txt", "special_tokens_map.json", "spiece.model", "tokenizer.json",
+                                          "tokenizer_config.json", "vocab.json"});
+  check_error(error_of([&] { io::tokenizer_files(dir / "none"); }), dir / "none", {"cannot list"});
+}
+
+TEST_CASE("embedding discovery") {
+  const std::filesystem::path where = "/models/m";
+  using names = std::vector<std::string>;
+
+  SUBCASE("the common families") {
+    const names gpt2 = {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight"};
+    CHECK(io::find_input_embedding(where, gpt2) == "transformer.wte.weight");
+    CHECK_FALSE(io::find_output_embedding(where, gpt2).has_value());  // tied
+
+    const names llama = {"model.embed_tokens.weight", "model.layers.0.mlp.up_proj.weight", "lm_head.weight"};
+    CHECK(io::find_input_embedding(where, llama) == "model.embed_tokens.weight");
+    CHECK(io::find_output_embedding(where, llama) == "lm_head.weight");
+
+    const names neox = {"gpt_neox.embed_in.weight", "gpt_neox.layers.0.attention.dense.weight", "embed_out.weight"};
+    CHECK(io::find_input_embedding(where, neox) == "gpt_neox.embed_in.weight");
+    CHECK(io::find_output_embedding(where, neox) == "embed_out.weight");
+
+    const names bert = {"bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight"};
+    CHECK(io::find_input_embedding(where, bert) == "bert.embeddings.word_embeddings.weight");
+
+    const names meta = {"tok_embeddings.weight", "layers.0.attention.wq.weight", "output.weight"};
+    CHECK(io::find_input_embedding(where, meta) == "tok_embeddings.weight");
+    CHECK(io::find_output_embedding(where, meta) == "output.weight");
+  }
+  SUBCASE("several candidates: the well-known full name wins") {
+    const names t5 = {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "lm_head.weight"};
+    CHECK(io::find_input_embedding(where, t5) == "shared.weight");
+    const names bart = {"model.shared.weight", "model.encoder.embed_tokens.weight",
+                        "model.decoder.embed_tokens.weight"};
+    CHECK(io::find_input_embedding(where, bart) == "model.shared.weight");
+  }
+  SUBCASE("names inside numbered blocks are not heads") {
+    const names nested = {"model.embed_tokens.weight", "model.layers.3.attention.output.weight"};
+    CHECK_FALSE(io::find_output_embedding(where, nested).has_value());
+  }
+  SUBCASE("none, or several without a winner") {
+    check_error(error_of([&] {
+                  io::find_input_embedding(where, {"a.weight", "b.weight"});
+                }),
+                where, {"no input embedding among 2 tensors", "wte.weight", "name it explicitly"});
+    check_error(error_of([&] {
+                  io::find_input_embedding(where, {"text.embed_tokens.weight", "audio.embed_tokens.weight"});
+                }),
+                where, {"several tensors", "\"text.embed_tokens.weight\"", "\"audio.embed_tokens.weight\""});
+  }
+  SUBCASE("explicit names override the search") {
+    const names odd = {"emb.w", "head.w", "model.embed_tokens.weight"};
+    CHECK(io::find_input_embedding(where, odd, "emb.w") == "emb.w");
+    CHECK(io::find_output_embedding(where, odd, "head.w") == "head.w");
+    check_error(error_of([&] { io::find_input_embedding(where, odd, "missing"); }), where, {"no tensor \"missing\""});
+  }
+}
+
+TEST_CASE("config helpers") {
+  const std::filesystem::path file = "/models/m/config.json";
+  const auto source = nlohmann::ordered_json::parse(R"({
+      "model_type": "llama", "vocab_size": 32000, "hidden_size": 64, "bos_token_id": 1,
+      "eos_token_id": 2, "pad_token_id": 0, "tie_word_embeddings": false})");
+  const auto helper = nlohmann::ordered_json::parse(R"({
+      "vocab_size": 50000, "n_embd": 16, "bos_token_id": 0, "eos_token_id": [0, 7]})");
+
+  CHECK(io::config_vocab_size(source, file) == 32000);
+  CHECK(io::config_hidden_size(source, file) == 64);
+  CHECK(io::config_hidden_size(helper, file) == 16);
+  CHECK(io::config_hidden_size(nlohmann::ordered_json{{"d_model", 512}}, file) == 512);
+  check_error(error_of([&] { io::config_vocab_size(nlohmann::ordered_json::object(), file); }), file,
+              {"no vocab_size"});
+  check_error(error_of([&] {
+                io::config_hidden_size(nlohmann::ordered_json{{"hidden_size", "x"}}, file);
+              }),
+              file, {"hidden_size", "not a positive integer"});
+
+  const nlohmann::ordered_json target = io::target_config(source, helper, 50000);
+  CHECK(target["vocab_size"] == 50000);
+  CHECK(target["hidden_size"] == 64);
+  CHECK(target["bos_token_id"] == 0);
+  CHECK(target["eos_token_id"] == nlohmann::ordered_json::array({0, 7}));
+  CHECK_FALSE(target.contains("pad_token_id"));  // the helper has none; 0 is a real token now
+  CHECK(target.begin().key() == "model_type");   // source key order kept
+}
+
+TEST_CASE("staging directory") {
+  temp_dir dir;
+  const auto output = dir / "out";
+
+  SUBCASE("commit moves the staged files into place") {
+    io::check_output_available(output, false);
+    {
+      io::staging_directory staging(output);
+      CHECK(staging.path().parent_path() == dir.path);
+      CHECK(staging.path().filename().string().rfind(".out.tmp-", 0) == 0);
+      struct stat info {};
+      REQUIRE(::stat(staging.path().c_str(), &info) == 0);
+      CHECK((info.st_mode & 0077) != 0);  // not mkdtemp's private 0700
+      write_file(staging.path() / "config.json", "{}");
+      staging.commit(false);
+    }
+    CHECK(read_file(output / "config.json") == "{}");
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 1);
+  }
+  SUBCASE("without commit nothing appears and the staging directory goes away") {
+    {
+      io::staging_directory staging(output.string() + "/");
+      write_file(staging.path() / "partial", "x");
+    }
+    CHECK(std::filesystem::is_empty(dir.path));
+  }
+  SUBCASE("an existing output is kept without force and replaced with it") {
+    std::filesystem::create_directory(output);
+    write_file(output / "old", "old");
+    check_error(error_of([&] { io::check_output_available(output, false); }), output,
+                {"already exists (use --force to replace it)"});
+    io::check_output_available(output, true);
+    {
+      io::staging_directory staging(output);
+      write_file(staging.path() / "new", "new");
+      check_error(error_of([&] { staging.commit(false); }), output, {"already exists"});
+      CHECK(read_file(output / "old") == "old");
+      staging.commit(true);
+    }
+    CHECK(read_file(output / "new") == "new");
+    CHECK_FALSE(std::filesystem::exists(output / "old"));
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 1);
+  }
+  SUBCASE("the old output survives a failed run and a failed commit") {
+    std::filesystem::create_directory(output);
+    write_file(output / "old", "old");
+    try {
+      io::staging_directory staging(output);
+      write_file(staging.path() / "half", "x");
+      throw std::runtime_error("the transfer failed");
+    } catch (const std::runtime_error&) {
+    }
+    CHECK(read_file(output / "old") == "old");
+    {
+      io::staging_directory staging(output);
+      std::filesystem::remove(staging.path());  // makes the final rename fail
+      check_error(error_of([&] { staging.commit(true); }), output, {"cannot move the new output into place"});
+    }
+    CHECK(read_file(output / "old") == "old");
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 1);
+  }
+  SUBCASE("a missing parent directory is reported before any work") {
+    check_error(error_of([&] { io::check_output_available(dir / "no/out", true); }), dir / "no/out",
+                {"parent directory", "does not exist"});
+  }
+}

@@ -1,0 +1,304 @@
+// Tests for io/safetensors.hpp: round trips through the writer and reader, the header layout,
+// streaming copies, and every validation error of the reader.
+#include "io/safetensors.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "temp_dir.hpp"
+
+using clp::io::copy_range;
+using clp::io::safetensors_file;
+using clp::io::safetensors_writer;
+using clp::io::tensor_spec;
+
+namespace {
+
+/// `size` bytes counting up from `seed`, so that every tensor's bytes are distinct.
+std::vector<std::byte> pattern(std::size_t size, unsigned seed) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>((seed + i * 7) & 0xff);
+  return bytes;
+}
+
+/// A safetensors file from literal header text and `data_size` zero bytes of data.
+std::string raw_file(const std::string& header, std::size_t data_size) {
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(header.size() >> (8 * i) & 0xff);
+  return bytes + header + std::string(data_size, '\0');
+}
+
+/// Header length N of a file, read from its first 8 bytes.
+std::uint64_t header_length(const std::string& bytes) {
+  std::uint64_t length = 0;
+  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(bytes[i]);
+  return length;
+}
+
+struct sample_tensor {
+  tensor_spec spec;
+  std::vector<std::byte> bytes;
+};
+
+/// Writes `tensors` to `file` in order, each with one append().
+void write_all(const std::filesystem::path& file, const std::vector<sample_tensor>& tensors,
+               const std::map<std::string, std::string>& metadata = {}) {
+  std::vector<tensor_spec> specs;
+  for (const sample_tensor& tensor : tensors) specs.push_back(tensor.spec);
+  safetensors_writer writer(file, specs, metadata);
+  for (const sample_tensor& tensor : tensors) writer.append(tensor.bytes.data(), tensor.bytes.size());
+  writer.finish();
+}
+
+sample_tensor sample(const std::string& name, const std::string& dtype, std::vector<std::int64_t> shape,
+                     std::size_t element_size, unsigned seed) {
+  std::size_t count = 1;
+  for (std::int64_t d : shape) count *= static_cast<std::size_t>(d);
+  return {{name, dtype, shape, count * element_size}, pattern(count * element_size, seed)};
+}
+
+}  // namespace
+
+TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
+  temp_dir dir;
+  const std::vector<sample_tensor> tensors = {
+      sample("f32", "F32", {2, 3}, 4, 1),   sample("f16", "F16", {4}, 2, 2),
+      sample("bf16", "BF16", {2, 2}, 2, 3), sample("f64", "F64", {3}, 8, 4),
+      sample("i64", "I64", {2}, 8, 5),      sample("u8", "U8", {5}, 1, 6),
+      sample("bool", "BOOL", {3}, 1, 7),    sample("scalar", "F32", {}, 4, 8),
+      sample("empty", "F32", {0, 4}, 4, 9), sample("after_empty", "I32", {1, 2}, 4, 10)};
+  write_all(dir / "model.safetensors", tensors);
+
+  const safetensors_file file(dir / "model.safetensors");
+  REQUIRE(file.tensors().size() == tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const clp::io::tensor_entry& read = file.tensors()[i];
+    const tensor_spec& wrote = tensors[i].spec;
+    INFO("tensor ", wrote.name);
+    CHECK(read.name == wrote.name);
+    CHECK(read.dtype == wrote.dtype);
+    CHECK(read.shape == wrote.shape);
+    CHECK(read.byte_size == wrote.byte_size);
+    CHECK(read.element_size == clp::io::dtype_size(wrote.dtype).value());
+    CHECK(file.read(read) == tensors[i].bytes);
+  }
+  CHECK(file.at("scalar").element_count() == 1);
+  CHECK(file.at("scalar").shape.empty());
+  CHECK(file.at("empty").element_count() == 0);
+  CHECK(file.find("missing") == nullptr);
+  CHECK(file.metadata().empty());
+  CHECK(file.file_size() == std::filesystem::file_size(dir / "model.safetensors"));
+
+  std::vector<std::byte> buffer(24);
+  file.read(file.at("f32"), buffer.data(), buffer.size());
+  CHECK(buffer == tensors[0].bytes);
+  check_error(error_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), dir / "model.safetensors",
+              {"\"f32\"", "24 bytes", "23"});
+  check_error(error_of([&] { (void)file.at("missing"); }), dir / "model.safetensors", {"no tensor \"missing\""});
+}
+
+TEST_CASE("the written header is padded with spaces to an 8-byte boundary") {
+  temp_dir dir;
+  // Names of every length mod 8 exercise every amount of padding.
+  for (std::size_t length = 1; length <= 8; ++length) {
+    const std::string name(length, 'w');
+    write_all(dir / "a.safetensors", {sample(name, "F32", {2}, 4, 0)});
+    const std::string bytes = read_file(dir / "a.safetensors");
+    const std::uint64_t n = header_length(bytes);
+    INFO("name length ", length);
+    CHECK((8 + n) % 8 == 0);
+    const std::string header = bytes.substr(8, n);
+    CHECK(header.substr(header.rfind('}') + 1).find_first_not_of(' ') == std::string::npos);
+    CHECK(safetensors_file(dir / "a.safetensors").data_start() == 8 + n);
+  }
+}
+
+TEST_CASE("an unaligned header is accepted") {
+  temp_dir dir;
+  const std::string header = R"({"x":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}})";
+  REQUIRE((8 + header.size()) % 8 != 0);
+  write_file(dir / "u.safetensors", raw_file(header, 3));
+  const safetensors_file file(dir / "u.safetensors");
+  CHECK(file.at("x").offset == 8 + header.size());
+}
+
+TEST_CASE("__metadata__ survives a round trip") {
+  temp_dir dir;
+  const std::map<std::string, std::string> metadata = {{"format", "pt"}, {"note", "a b\nc"}};
+  write_all(dir / "m.safetensors", {sample("x", "F32", {1}, 4, 0)}, metadata);
+  CHECK(safetensors_file(dir / "m.safetensors").metadata() == metadata);
+}
+
+TEST_CASE("the writer keeps the caller's order in the header and the data") {
+  temp_dir dir;
+  write_all(dir / "o.safetensors",
+            {sample("zeta", "F32", {2}, 4, 1), sample("alpha", "F32", {3}, 4, 2), sample("mid", "U8", {1}, 1, 3)});
+  const std::string bytes = read_file(dir / "o.safetensors");
+  const std::string header = bytes.substr(8, header_length(bytes));
+  CHECK(header.find("\"zeta\"") < header.find("\"alpha\""));
+  CHECK(header.find("\"alpha\"") < header.find("\"mid\""));
+
+  const safetensors_file file(dir / "o.safetensors");
+  REQUIRE(file.tensors().size() == 3);
+  CHECK(file.tensors()[0].name == "zeta");
+  CHECK(file.tensors()[1].name == "alpha");
+  CHECK(file.tensors()[2].name == "mid");
+  CHECK(file.tensors()[1].offset == file.data_start() + 8);
+}
+
+TEST_CASE("copy_range streams tensors from one file into another") {
+  temp_dir dir;
+  // Larger than the 8 MiB fallback buffer, so either path needs several rounds.
+  const sample_tensor big = sample("big", "F32", {3, 1000, 1000}, 4, 11);
+  const sample_tensor small = sample("small", "BF16", {7}, 2, 12);
+  write_all(dir / "in.safetensors", {small, big});
+  const safetensors_file in(dir / "in.safetensors");
+
+  {
+    safetensors_writer writer(dir / "out.safetensors", {big.spec, small.spec});
+    for (const char* name : {"big", "small"})
+      copy_range(in.descriptor(), static_cast<off_t>(in.at(name).offset), in.at(name).byte_size, writer);
+    CHECK(writer.remaining() == 0);
+    writer.finish();
+  }
+  const safetensors_file out(dir / "out.safetensors");
+  CHECK(out.read(out.at("big")) == big.bytes);
+  CHECK(out.read(out.at("small")) == small.bytes);
+
+  safetensors_writer writer(dir / "short.safetensors", {big.spec});
+  check_error(error_of([&] { copy_range(in.descriptor(), static_cast<off_t>(in.file_size() - 4), 4 * 1000, writer); }),
+              dir / "short.safetensors", {"source ended"});
+}
+
+TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file") {
+  temp_dir dir;
+  const auto file = dir / "w.safetensors";
+  const std::vector<tensor_spec> specs = {{"a", "F32", {2}, 8}, {"b", "U8", {3}, 3}};
+  const std::vector<std::byte> bytes(16);
+
+  SUBCASE("too few bytes: finish names the incomplete tensor and the file disappears") {
+    {
+      safetensors_writer writer(file, specs);
+      writer.append(bytes.data(), 9);
+      CHECK(writer.remaining() == 2);
+      check_error(error_of([&] { writer.finish(); }), file, {"tensor \"b\"", "incomplete"});
+    }
+    CHECK_FALSE(std::filesystem::exists(file));
+  }
+  SUBCASE("too many bytes") {
+    safetensors_writer writer(file, specs);
+    check_error(error_of([&] { writer.append(bytes.data(), 12); }), file, {"do not fit"});
+  }
+  SUBCASE("byte size that does not fit the shape") {
+    check_error(error_of([&] {
+                  safetensors_writer(file, {{"a", "F32", {2}, 7}});
+                }),
+                file, {"tensor \"a\"", "byte size 7", "[2]"});
+    CHECK_FALSE(std::filesystem::exists(file));
+  }
+  SUBCASE("unknown dtype, duplicate and reserved names") {
+    check_error(error_of([&] { safetensors_writer(file, {{"a", "Q4", {2}, 2}}); }), file, {"unknown dtype \"Q4\""});
+    check_error(error_of([&] { safetensors_writer(file, {specs[0], specs[0]}); }), file, {"listed twice"});
+    check_error(error_of([&] { safetensors_writer(file, {{"__metadata__", "U8", {1}, 1}}); }), file, {"reserved"});
+  }
+}
+
+TEST_CASE("the reader rejects malformed files with a one-line message naming the file") {
+  temp_dir dir;
+  const auto file = dir / "bad.safetensors";
+  const auto error_for_header = [&](const std::string& header, std::size_t data_size) {
+    write_file(file, raw_file(header, data_size));
+    return error_of([&] { safetensors_file{file}; });
+  };
+  const auto entry = [](const std::string& body) { return R"({"t":{)" + body + "}}"; };
+
+  SUBCASE("missing file") {
+    check_error(error_of([&] { safetensors_file{dir / "none.safetensors"}; }), dir / "none.safetensors",
+                {"cannot open", "No such file"});
+  }
+  SUBCASE("empty and truncated files") {
+    write_file(file, "");
+    check_error(error_of([&] { safetensors_file{file}; }), file, {"0 bytes", "truncated"});
+    write_file(file, "abcde");
+    check_error(error_of([&] { safetensors_file{file}; }), file, {"5 bytes", "truncated"});
+  }
+  SUBCASE("header length past the end of the file") {
+    std::string bytes = raw_file("{}", 502);
+    bytes[0] = '\x3f', bytes[1] = '\x42', bytes[2] = '\x0f';  // 999999
+    write_file(file, bytes);
+    check_error(error_of([&] { safetensors_file{file}; }), file,
+                {"header length 999999 runs past the end of the file (512 bytes)"});
+  }
+  SUBCASE("absurd header length") {
+    std::string bytes = raw_file("{}", 0);
+    bytes[3] = '\x10';  // 268435458 bytes
+    write_file(file, bytes);
+    std::filesystem::resize_file(file, 300'000'000);  // sparse: costs no disk
+    check_error(error_of([&] { safetensors_file{file}; }), file, {"exceeds", "100 MB"});
+  }
+  SUBCASE("header not JSON or not an object") {
+    check_error(error_for_header("{\"t\": nope\n}", 0), file, {"not valid JSON"});
+    check_error(error_for_header("[1, 2]", 0), file, {"not a JSON object"});
+    check_error(error_for_header(R"({"t": 3})", 0), file, {"tensor \"t\"", "not a JSON object"});
+  }
+  SUBCASE("missing fields") {
+    check_error(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), file,
+                {"tensor \"t\"", "missing \"dtype\""});
+    check_error(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), file, {"missing \"shape\""});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), file, {"missing \"data_offsets\""});
+  }
+  SUBCASE("fields of the wrong JSON type") {
+    check_error(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4), file,
+                {"\"dtype\" is not a string"});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4), file,
+                {"\"shape\" is not an array"});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"), 4), file,
+                {"not a dimension"});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4), file,
+                {"\"data_offsets\" is not a pair"});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[-1,3])"), 4), file,
+                {"\"data_offsets\" is not a pair"});
+    check_error(error_for_header(R"({"__metadata__":{"a":1}})", 0), file, {"__metadata__", "not a string"});
+  }
+  SUBCASE("unknown dtype") {
+    check_error(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4), file,
+                {"unknown dtype \"Q4\""});
+  }
+  SUBCASE("negative and overflowing shapes") {
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[-1,2],"data_offsets":[0,4])"), 4), file,
+                {"negative dimension", "[-1, 2]"});
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4])"), 4),
+                file, {"too many elements"});
+    check_error(error_for_header(entry(R"("dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,4])"), 4), file,
+                {"not a dimension"});
+  }
+  SUBCASE("data_offsets out of order or past the data") {
+    check_error(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4), file,
+                {"end 3 is before begin 4"});
+    check_error(error_for_header(entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])"), 4), file,
+                {"run past the end of the data section (4 bytes)"});
+  }
+  SUBCASE("byte size that does not match the shape") {
+    check_error(error_for_header(entry(R"("dtype":"F32","shape":[2,2],"data_offsets":[0,12])"), 16), file,
+                {"holds 12 bytes", "[2, 2]", "needs 16"});
+  }
+  SUBCASE("overlapping tensors") {
+    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                                 R"("b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})",
+                                 16),
+                file, {"\"a\" and \"b\" overlap"});
+    // Empty tensors own no bytes, so sharing an offset with another tensor is fine.
+    write_file(file, raw_file(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                              R"("e":{"dtype":"U8","shape":[0],"data_offsets":[4,4]}})",
+                              8));
+    CHECK(safetensors_file(file).tensors().size() == 2);
+  }
+}
