@@ -1,6 +1,7 @@
 // clp-transfer: give a large language model a new vocabulary (CLP-Transfer, Ostendorff & Rehm
 // 2023), and the paper's two diagnostics. See README.md for the method and every option.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
     if (*transfer) clp::program::run_transfer(t);
     else if (*overlap) clp::program::run_overlap(a, b, json);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "\nclp-transfer: error: %s\n", e.what());
+    // On a terminal, first clear a progress bar the error may have interrupted.
+    std::fprintf(stderr, "%sclp-transfer: error: %s\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "", e.what());
     return 1;
   }
   return 0;
