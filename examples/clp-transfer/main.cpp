@@ -8,6 +8,7 @@
 #include <string>
 
 #include "overlap_command.hpp"
+#include "similarity_command.hpp"
 #include "transfer_command.hpp"
 
 #ifdef CLP_HAVE_BLAS
@@ -52,10 +53,24 @@ int main(int argc, char** argv) {
   overlap->add_option("B", b, "Model folder, tokenizer.json or vocab.json")->required();
   overlap->add_flag("--json", json, "Print JSON");
 
+  clp::program::similarity_arguments s;
+  CLI::App* similarity =
+      app.add_subcommand("similarity", "k-nearest-neighbour overlap of two models' input embeddings (Figure 1)");
+  similarity->add_option("A", s.a, "Model folder")->required();
+  similarity->add_option("B", s.b, "Model folder with the same tokenizer")->required();
+  similarity->add_option("--k", s.k, "Neighbours per token")->capture_default_str();
+  similarity->add_option("--sample", s.sample, "Average over this many seeded random tokens (0: all)")
+      ->capture_default_str();
+  similarity->add_option("--seed", s.seed, "Seed of the sample")->capture_default_str();
+  similarity->add_option("--threads", s.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  similarity->add_option("--tile-mb", s.tile_mb, "Working memory, MiB")->capture_default_str();
+  similarity->add_flag("--json", s.json, "Print JSON");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*transfer) clp::program::run_transfer(t);
     else if (*overlap) clp::program::run_overlap(a, b, json);
+    else if (*similarity) clp::program::run_similarity(s);
   } catch (const std::exception& e) {
     // On a terminal, first clear a progress bar the error may have interrupted.
     std::fprintf(stderr, "%sclp-transfer: error: %s\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "", e.what());

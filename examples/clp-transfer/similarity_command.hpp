@@ -1,0 +1,101 @@
+// `clp-transfer similarity A B`: the paper's Figure 1 for two models on one tokenizer: how many
+// of each token's k nearest neighbours the two input embeddings share.
+#pragma once
+
+#include <clp/knn_overlap.hpp>
+#include <clp/random_init.hpp>  // detail::splitmix64
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "embedding.hpp"
+#include "io/hf_model.hpp"
+
+namespace clp::program {
+
+struct similarity_arguments {
+  std::filesystem::path a, b;
+  index k = 10;
+  index sample = 0;  // 0: the whole vocabulary
+  std::uint64_t seed = 0;
+  int threads = 0;
+  double tile_mb = 64;
+  bool json = false;
+};
+
+/// `count` distinct ids of [0, n), ascending, chosen by a partial Fisher-Yates shuffle driven by
+/// splitmix64 (not std::uniform_int_distribution, whose output differs between libraries).
+inline std::vector<index> seeded_sample(index n, index count, std::uint64_t seed) {
+  std::vector<index> ids(static_cast<std::size_t>(n));
+  for (index i = 0; i < n; ++i) ids[i] = i;
+  std::uint64_t state = seed;
+  for (index i = 0; i < count; ++i) {
+    state = clp::detail::splitmix64(state);
+    std::swap(ids[i], ids[i + index(state % std::uint64_t(n - i))]);
+  }
+  ids.resize(static_cast<std::size_t>(count));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+inline void run_similarity(const similarity_arguments& args) {
+  const io::model_folder a(args.a), b(args.b);
+  const io::token_vocabulary va = io::read_vocabulary(args.a);
+  const io::token_vocabulary vb = io::read_vocabulary(args.b);
+  if (va.ids != vb.ids)
+    io::detail::fail(args.b, "does not share the tokenizer of " + args.a.string() +
+                                 " (the vocabularies differ), so its rows are other tokens");
+  const embedding_matrix ea = embedding_matrix::read(a, io::find_input_embedding(args.a, a.tensor_names()));
+  const embedding_matrix eb = embedding_matrix::read(b, io::find_input_embedding(args.b, b.tensor_names()));
+  // Rows past the vocabulary are padding, not tokens.
+  const index rows = va.size;
+  for (const embedding_matrix* e : {&ea, &eb})
+    if (e->rows() < rows)
+      throw std::runtime_error(e->description() + ": " + std::to_string(e->rows()) + " rows for " +
+                               std::to_string(rows) + " token ids");
+  if (args.sample < 0 || args.sample > rows)
+    throw std::runtime_error("--sample must be between 1 and the " + std::to_string(rows) + " tokens");
+
+  knn_options options;
+  options.k = args.k;
+  options.threads = args.threads;
+  options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
+  const std::vector<index> queries = args.sample > 0 ? seeded_sample(rows, args.sample, args.seed) : [&] {
+    std::vector<index> all(static_cast<std::size_t>(rows));
+    for (index i = 0; i < rows; ++i) all[i] = i;
+    return all;
+  }();
+  const knn_overlap_result result = ea.visit([&](auto view_a) {
+    return eb.visit([&](auto view_b) {
+      auto tokens_only = [rows](auto v) {
+        return decltype(v)(v.data(), rows, v.cols(), v.outer_stride(), v.order());
+      };
+      return clp::knn_overlap(tokens_only(view_a), tokens_only(view_b), queries, options);
+    });
+  });
+  if (args.json) {
+    nlohmann::ordered_json out;
+    out["a"] = args.a.string();
+    out["b"] = args.b.string();
+    out["a_width"] = ea.cols();
+    out["b_width"] = eb.cols();
+    out["k"] = result.k;
+    out["tokens"] = result.tokens;
+    out["vocabulary"] = rows;
+    out["mean_overlap"] = result.mean_overlap;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("k=%td nearest-neighbour overlap of %s (width %td) and %s (width %td)\n", result.k, args.a.c_str(),
+              ea.cols(), args.b.c_str(), eb.cols());
+  std::printf("  %.4f over %td of %td tokens (unrelated spaces would score about %.4f)\n", result.mean_overlap,
+              result.tokens, rows, double(result.k) / double(rows - 1));
+}
+
+}  // namespace clp::program
