@@ -1,0 +1,31 @@
+// CLP-Transfer with Eigen matrices: a trainer that already holds its embeddings in Eigen.
+#include <clp/clp.hpp>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+int main() {
+  // Vocabularies as trainers hold them: token -> id maps or id-indexed token lists.
+  const std::map<std::string, int> source_vocab{{"Ġthe", 0}, {"Ġhouse", 1}, {"Ġis", 2}, {"Ġred", 3}};
+  const std::vector<std::string> target_vocab{"Ġdas", "Ġhouse", "Ġist", "Ġred", "Ġrot"};
+
+  // The large source model's embeddings (4 tokens x 8) and the small helper model's (5 x 3).
+  // Row-major, as checkpoints store them; column-major works the same.
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const RowMajor source = RowMajor::Random(4, 8);
+  const RowMajor helper = RowMajor::Random(5, 3).array() + 1.0f;
+
+  // Overlap: Ġhouse and Ġred. Missing: Ġdas, Ġist, Ġrot.
+  const clp::vocabulary_overlap overlap =
+      clp::intersect_vocabularies(source_vocab, target_vocab, {source.rows(), helper.rows(), {}});
+
+  // The new embedding is written in place into a caller-owned matrix.
+  RowMajor target(helper.rows(), source.cols());
+  const clp::synthesis_report report = clp::transfer(source, helper, overlap, target, clp::sparsemax_weights{});
+
+  std::printf("overlap %td tokens (%.0f%% of the source vocabulary), %td rows synthesised, %td fallbacks\n",
+              overlap.size(), 100 * overlap.share_of_source(), report.synthesized_rows, report.degenerate_rows());
+  return target.row(1) == source.row(1) && target.allFinite() ? 0 : 1;
+}
