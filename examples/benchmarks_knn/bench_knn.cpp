@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+//
+// bench_knn: times clp::knn_overlap over a whole vocabulary (by default GPT-2's 50,257 tokens
+// at widths 768 and 1600, the shapes of GPT-2 small and GPT-2 XL) against the two plain
+// similarity products the search needs, #vocab^2 * (d_a + d_b) * 2 flops, timed two ways:
+//   blocked:     the same row blocks and 512-row panels as the library, products only (rows
+//                pre-normalised, no gathering, no selection);
+//   full-width:  each block of 256 rows times all rows at once, one Eigen product per block.
+// The target is knn_overlap <= 2x the products. With --check it also verifies, at full size on
+// a sample of rows, that the neighbours are bit-identical across thread counts and tile budgets.
+//
+// Inputs: a = N(0, 1) + 0.5 * one shared N(0, 1) row (anisotropic, like trained embeddings);
+// b = [a + N(0, 1), N(0, 1)] (the first d_a columns follow a, the rest are noise), so the
+// overlap is well above chance and below one.
+//
+// Run as: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE bench_knn [options]
+// (OpenBLAS picks a slow generic kernel when either is set.)
+
+#include <clp/adapters/eigen.hpp>
+#include <clp/knn_overlap.hpp>
+
+#include <Eigen/Core>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+// Resolved at run time: null when the program is not linked to OpenBLAS.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
+namespace {
+
+using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using clock_type = std::chrono::steady_clock;
+using clp::index;
+
+struct settings {
+  index vocab = 50257, width_a = 768, width_b = 1600, k = 10;
+  int threads = 0;
+  double tile_mib = 64;
+  bool reference = true;
+  bool check = false;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  if (!problem.empty()) std::fprintf(stderr, "bench_knn: %s\n\n", problem.c_str());
+  std::fprintf(stderr,
+               "usage: bench_knn [--vocab N] [--da D] [--db D] [--k K] [--threads T] [--tile-mib MIB]\n"
+               "                 [--no-reference] [--check]\n"
+               "Defaults: 50257 tokens, widths 768 and 1600, k 10, all threads, 64 MiB.\n");
+  std::exit(2);
+}
+
+settings parse(int argc, char** argv) {
+  settings s;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto number = [&]() {
+      if (i + 1 >= argc) usage(flag + " expects a value");
+      char* end = nullptr;
+      const double v = std::strtod(argv[++i], &end);
+      if (end == argv[i] || *end != '\0') usage(flag + " expects a number, got '" + argv[i] + "'");
+      return v;
+    };
+    if (flag == "--vocab") s.vocab = index(number());
+    else if (flag == "--da") s.width_a = index(number());
+    else if (flag == "--db") s.width_b = index(number());
+    else if (flag == "--k") s.k = index(number());
+    else if (flag == "--threads") s.threads = int(number());
+    else if (flag == "--tile-mib") s.tile_mib = number();
+    else if (flag == "--no-reference") s.reference = false;
+    else if (flag == "--check") s.check = true;
+    else if (flag == "--help" || flag == "-h") usage("");
+    else usage("unknown option '" + flag + "'");
+  }
+  if (s.vocab < 2 || s.width_a < 1 || s.width_b < 1 || s.threads < 0 || !(s.tile_mib > 0))
+    usage("need vocab >= 2, positive widths and tile, threads >= 0");
+  return s;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// Process CPU time (user + system), less sensitive than wall time to other load on the machine.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// Wall and CPU seconds of one call.
+struct timing {
+  double wall = 0, cpu = 0;
+  timing& operator+=(const timing& t) {
+    wall += t.wall;
+    cpu += t.cpu;
+    return *this;
+  }
+};
+template <class F>
+timing time_of(F&& f) {
+  const double cpu0 = cpu_seconds();
+  const auto start = clock_type::now();
+  f();
+  return {seconds_since(start), cpu_seconds() - cpu0};
+}
+
+// Standard normal floats from a counter-based stream per row, so rows fill in parallel.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+void normal_row(float* out, index n, std::uint64_t stream, std::uint64_t row) {
+  std::uint64_t state = mix(stream * 0x100000001B3ull ^ mix(row));
+  for (index c = 0; c < n; c += 2) {
+    const double u1 = (double(mix(state++) >> 11) + 1.0) * 0x1.0p-53;
+    const double u2 = double(mix(state++) >> 11) * 0x1.0p-53;
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    out[c] = float(r * std::cos(6.283185307179586 * u2));
+    if (c + 1 < n) out[c + 1] = float(r * std::sin(6.283185307179586 * u2));
+  }
+}
+
+void make_inputs(const settings& s, row_major& a, row_major& b) {
+  a.resize(s.vocab, s.width_a);
+  b.resize(s.vocab, s.width_b);
+  std::vector<float> shared(std::size_t(s.width_a));
+  normal_row(shared.data(), s.width_a, 1, ~0ull);
+  clp::detail::parallel_for(s.vocab, clp::detail::resolve_threads(s.threads), [&](index r, int) {
+    normal_row(a.row(r).data(), s.width_a, 2, std::uint64_t(r));
+    for (index c = 0; c < s.width_a; ++c) a(r, c) += 0.5f * shared[std::size_t(c)];
+    normal_row(b.row(r).data(), s.width_b, 3, std::uint64_t(r));
+    for (index c = 0; c < s.width_a; ++c) b(r, c) += a(r, c);
+  });
+}
+
+row_major normalised(const row_major& x) {
+  row_major n = x;
+  for (index r = 0; r < n.rows(); ++r) {
+    const double norm = n.row(r).cast<double>().norm();
+    if (norm > 0) n.row(r) *= float(1.0 / norm);
+  }
+  return n;
+}
+
+// The products alone with the library's blocking: row blocks of the library's height, times
+// panels of panel_rows rows.
+timing blocked_products(const row_major& x, const settings& s, std::size_t tile_bytes) {
+  using namespace clp::detail;
+  const int threads = resolve_threads(s.threads);
+  const index block = knn_block_rows(x.rows(), x.cols(), s.k, threads, tile_bytes);
+  const index n_blocks = (x.rows() + block - 1) / block;
+  std::vector<row_major> out(std::size_t(threads), row_major(block, panel_rows));
+  return time_of([&] {
+    parallel_for(n_blocks, threads, [&](index b, int worker) {
+      const index rows = std::min(block, x.rows() - b * block);
+      for (index p0 = 0; p0 < x.rows(); p0 += panel_rows) {
+        const index pn = std::min(panel_rows, x.rows() - p0);
+        matrix_map(out[std::size_t(worker)].data(), rows, pn).noalias() =
+            x.middleRows(b * block, rows) * x.middleRows(p0, pn).transpose();
+      }
+    });
+  });
+}
+
+// The products alone, each block of 256 rows times all rows in one product.
+timing full_width_products(const row_major& x, const settings& s) {
+  const int threads = clp::detail::resolve_threads(s.threads);
+  const index block = 256;
+  const index n_blocks = (x.rows() + block - 1) / block;
+  std::vector<row_major> out(std::size_t(threads), row_major(block, x.rows()));
+  return time_of([&] {
+    clp::detail::parallel_for(n_blocks, threads, [&](index b, int worker) {
+      const index rows = std::min(block, x.rows() - b * block);
+      clp::detail::matrix_map(out[std::size_t(worker)].data(), rows, x.rows()).noalias() =
+          x.middleRows(b * block, rows) * x.transpose();
+    });
+  });
+}
+
+void print_timing(const char* what, const timing& t, double flops, const timing* ours) {
+  std::printf("%-20s wall %8.2f s  cpu %8.2f s  %7.1f GFLOP/s (wall)", what, t.wall, t.cpu, flops / t.wall / 1e9);
+  if (ours) std::printf("  knn_overlap / this: wall %.2f, cpu %.2f", ours->wall / t.wall, ours->cpu / t.cpu);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (openblas_set_num_threads) openblas_set_num_threads(1);  // our blocks are the parallelism
+  const settings s = parse(argc, argv);
+  const auto tile_bytes = std::size_t(s.tile_mib * 1024 * 1024);
+  const int threads = clp::detail::resolve_threads(s.threads);
+#ifdef CLP_HAVE_BLAS
+  const char* backend = "Eigen + BLAS";
+#else
+  const char* backend = "Eigen";
+#endif
+  std::printf("bench_knn: %td tokens, widths %td and %td, k = %td, %d threads, tile %.0f MiB, %s\n", s.vocab,
+              s.width_a, s.width_b, s.k, threads, s.tile_mib, backend);
+
+  row_major a, b;
+  make_inputs(s, a, b);
+  const double input_mib = double(a.size() + b.size()) * 4 / (1 << 20);
+  std::printf("inputs: %.0f MiB; peak RSS before the run %.0f MiB\n", input_mib, peak_rss_mib());
+  const double flops = double(s.vocab) * double(s.vocab) * double(s.width_a + s.width_b) * 2;
+
+  clp::knn_overlap_result result;
+  const timing ours = time_of([&] { result = clp::knn_overlap(a, b, clp::knn_options{s.k, s.threads, tile_bytes}); });
+  const double rss = peak_rss_mib();
+  print_timing("knn_overlap:", ours, flops, nullptr);
+  std::printf("mean overlap %.4f (chance %.5f); peak RSS after knn_overlap %.0f MiB (%.0f MiB above the inputs)\n",
+              result.mean_overlap, double(s.k) / double(s.vocab - 1), rss, rss - input_mib);
+
+  if (s.reference) {
+    const row_major an = normalised(a), bn = normalised(b);
+    timing blocked = blocked_products(an, s, tile_bytes);
+    blocked += blocked_products(bn, s, tile_bytes);
+    print_timing("products, blocked:", blocked, flops, &ours);
+    timing full = full_width_products(an, s);
+    full += full_width_products(bn, s);
+    print_timing("products, full:", full, flops, &ours);
+    const double best = std::min(blocked.wall, full.wall), best_cpu = std::min(blocked.cpu, full.cpu);
+    std::printf("target knn_overlap <= 2x products: %s (wall %.2fx, cpu %.2fx the faster)\n",
+                ours.wall <= 2 * best ? "met" : "MISSED", ours.wall / best, ours.cpu / best_cpu);
+  }
+
+  if (s.check) {
+    // A sample of rows at full size: neighbours bit-identical for any threads and tile budget,
+    // and the sampled overload agrees with the whole-vocabulary run.
+    std::vector<clp::index> sample;
+    for (clp::index v = 0; v < s.vocab; v += 33) sample.push_back(v);
+    bool identical = true;
+    for (const row_major* x : {&a, &b}) {
+      const auto view = clp::detail::input_view::from(clp::make_view(*x));
+      const auto reference = clp::detail::nearest_neighbours(view, sample, s.k, 1, std::size_t(8) << 20);
+      identical = identical && clp::detail::nearest_neighbours(view, sample, s.k, 2, std::size_t(64) << 20) == reference;
+      identical = identical && clp::detail::nearest_neighbours(view, sample, s.k, 3, std::size_t(1) << 30) == reference;
+    }
+    const auto sampled = clp::knn_overlap(a, b, sample, clp::knn_options{s.k, s.threads, tile_bytes});
+    bool agrees = true;
+    for (std::size_t i = 0; i < sample.size(); ++i)
+      agrees = agrees && sampled.per_token[i] == result.per_token[std::size_t(sample[i])];
+    std::printf("check on %zu rows: neighbours identical across threads 1/2/3 and tiles 8 MiB/64 MiB/1 GiB: %s; "
+                "sampled overload agrees: %s\n",
+                sample.size(), identical ? "yes" : "NO", agrees ? "yes" : "NO");
+    if (!identical || !agrees) return 1;
+  }
+  return 0;
+}
