@@ -8,6 +8,7 @@
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/error.hpp>
+#include <clp/knn_overlap.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/random_init.hpp>
 #include <clp/synthesize.hpp>
