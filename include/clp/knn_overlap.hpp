@@ -22,11 +22,11 @@
 /// order candidates arrive in, so the neighbours, and the result, are bit-identical for any
 /// thread count and tile budget.
 
+#include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
 #include <clp/detail/parallel.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
-#include <clp/synthesize.hpp>  // detail::panel_rows, block_quantum, matrix_map, row_norm
 
 #include <Eigen/Core>
 

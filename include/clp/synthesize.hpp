@@ -17,8 +17,11 @@
 /// computed by one thread in a fixed order whatever the thread count and tile budget, so the
 /// output is bit-identical for any of them.
 
+#include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
 #include <clp/detail/parallel.hpp>
+#include <clp/detail/reductions.hpp>
+#include <clp/detail/scratch_buffer.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/vocabulary.hpp>
@@ -40,10 +43,14 @@ namespace clp {
 struct synthesis_options {
   /// Worker threads; 0 means all hardware threads.
   int threads = 0;
-  /// Working memory for all threads together, in bytes. Each thread needs about
-  /// 4 * (m * (|overlap| + d_helper + d_source) + panel_rows * max(d_helper, d_source)) bytes
-  /// for a block of m rows; m is the largest multiple of 48 that fits (48 at least).
-  std::size_t tile_bytes = std::size_t(64) << 20;
+  /// Working memory for all threads together, in bytes. When the overlap panels, 4 * |overlap|
+  /// * (d_helper + d_source) bytes (d_helper alone for a sparse policy), fit in half of it they
+  /// are gathered once and shared; the rest is split between the threads, each needing about
+  /// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
+  /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least.
+  /// The default, 256 MiB, is the smallest measured to keep re-gathering the panels below the
+  /// noise at the BLOOM-7B1 shape (README, "Speed and memory").
+  std::size_t tile_bytes = std::size_t(256) << 20;
   /// Only target rows in [first_row, last_row) are written (copied or synthesised); -1 means
   /// up to the last row. Lets callers split one transfer across processes or machines.
   index first_row = 0;
@@ -77,17 +84,6 @@ struct synthesis_report {
 
 namespace detail {
 
-/// Rows of the overlap processed per product; fixed so that the order of every sum, and so
-/// the output, does not depend on the tile budget.
-inline constexpr index panel_rows = 512;
-/// Block heights are multiples of this (the row blocking of Eigen's float kernels on AVX-512,
-/// AVX and SSE divides it), so every row goes through the same kernel path.
-inline constexpr index block_quantum = 48;
-
-using row_major_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using matrix_map = Eigen::Map<row_major_matrix>;
-using strided_map = Eigen::Map<row_major_matrix, 0, Eigen::OuterStride<>>;
-
 struct source_output {
   input_view source;
   output_view output;
@@ -100,11 +96,6 @@ inline double median(std::vector<double> values) {
   return *middle;
 }
 
-inline double row_norm(const float* row, index n) {
-  double sum = 0;
-  for (index c = 0; c < n; ++c) sum += double(row[c]) * row[c];
-  return std::sqrt(sum);
-}
 
 inline void require_finite_rows(const input_view& v, const char* name, const std::vector<index>& rows,
                                 const char* context) {
@@ -210,28 +201,66 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   report.synthesized_rows = n_missing;
   if (n_missing == 0) return report;
 
-  // --- block sizes from the tile budget
+  // --- blocking. The overlap panels (normalised helper rows, and for a dense policy the
+  // source rows, as float32) are gathered once and shared by every block when they fit in half
+  // the budget; otherwise each block gathers them panel by panel into its own scratch. Both
+  // ways feed the products the same panels, so they give the same bits.
   const int threads = resolve_threads(options.threads);
-  const index panel_width = std::max(d_helper, d_source);
   const index k_max = [&] {
     if constexpr (Policy::is_sparse) return policy.max_neighbours(n_overlap);
     else return index(0);
   }();
+  index resident_width = d_helper;
+  if constexpr (!Policy::is_sparse)
+    for (const auto& pair : pairs) resident_width += pair.source.cols;
+  const index budget = static_cast<index>(options.tile_bytes / sizeof(float));
+  const bool resident = n_overlap * resident_width <= budget / 2;
+  const index panel_width = resident ? 0 : std::max(d_helper, d_source);
+  const index per_thread = ((resident ? budget - n_overlap * resident_width : budget) / threads) -
+                           panel_rows * panel_width;
   const index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
-  const index budget_floats = static_cast<index>(options.tile_bytes / sizeof(float) / std::size_t(threads));
-  index block = (budget_floats - panel_rows * panel_width) / floats_per_row / block_quantum * block_quantum;
-  block = std::max(block, block_quantum);
-  block = std::min(block, (n_missing + block_quantum - 1) / block_quantum * block_quantum);
-  const index n_blocks = (n_missing + block - 1) / block;
+  const auto round_up = [](index n, index step) { return (n + step - 1) / step * step; };
+  index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
+  // Balance: a multiple of `threads` blocks of equal height, so no worker idles at the end.
+  index n_blocks = (n_missing + block - 1) / block;
+  n_blocks = std::min(round_up(n_blocks, threads), (n_missing + block_quantum - 1) / block_quantum);
+  block = round_up((n_missing + n_blocks - 1) / n_blocks, block_quantum);
+  n_blocks = (n_missing + block - 1) / block;
+
+  // Panel p covers overlap entries [p * panel_rows, ...): the helper's rows normalised, and the
+  // rows of each source.
+  const index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
+  auto gather_helper_panel = [&](index p0, index pn, float* into) {
+    gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
+    for (index j = 0; j < pn; ++j) {
+      float* h = into + j * d_helper;
+      for (index c = 0; c < d_helper; ++c) h[c] *= inverse_norm[p0 + j];
+    }
+  };
+  scratch_buffer<float> resident_helper;
+  std::vector<scratch_buffer<float>> resident_source(pairs.size());
+  if (resident) {
+    resident_helper.reserve(std::size_t(n_overlap * d_helper));
+    if constexpr (!Policy::is_sparse)
+      for (std::size_t p = 0; p < pairs.size(); ++p)
+        resident_source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols));
+    parallel_for(n_panels, threads, [&](index panel, int) {
+      const index p0 = panel * panel_rows, pn = std::min(panel_rows, n_overlap - p0);
+      gather_helper_panel(p0, pn, resident_helper.data() + p0 * d_helper);
+      if constexpr (!Policy::is_sparse)
+        for (std::size_t p = 0; p < pairs.size(); ++p)
+          gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
+                      resident_source[p].data() + p0 * pairs[p].source.cols);
+    });
+  }
 
   std::vector<std::uint8_t> flags(static_cast<std::size_t>(n_missing), 0);
   std::vector<double> effective(static_cast<std::size_t>(n_missing), 0.0);
   std::vector<double> output_norm(static_cast<std::size_t>(n_missing), 0.0);
 
   struct scratch {
-    std::vector<float> queries, cosines, panel, accumulator;
-    std::vector<index> neighbour, count;
-    std::vector<float> weight;
+    scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row;
+    scratch_buffer<index> neighbour, count;
   };
   std::vector<scratch> workers(static_cast<std::size_t>(threads));
   std::mutex progress_mutex;
@@ -239,22 +268,22 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
   parallel_for(n_blocks, threads, [&](index b, int worker) {
     scratch& s = workers[static_cast<std::size_t>(worker)];
-    s.queries.resize(std::size_t(block * d_helper));
-    s.cosines.resize(std::size_t(block * n_overlap));
-    s.panel.resize(std::size_t(panel_rows * panel_width));
-    s.accumulator.resize(std::size_t(block * d_source));
-    s.neighbour.resize(std::size_t(block * k_max));
-    s.weight.resize(std::size_t(block * k_max));
-    s.count.resize(std::size_t(block));
+    float* const cosines = s.cosines.reserve(std::size_t(block * n_overlap));
+    float* const accumulator = s.accumulator.reserve(std::size_t(block * d_source));
+    float* const panel = s.panel.reserve(std::size_t(panel_rows * panel_width));
+    index* const neighbours = s.neighbour.reserve(std::size_t(block * k_max));
+    float* const weights = s.weight.reserve(std::size_t(block * k_max));
+    index* const counts = s.count.reserve(std::size_t(block));
+    float* const source_row = s.source_row.reserve(std::size_t(d_source));
 
     const index row0 = b * block;
     const index m = std::min(block, n_missing - row0);
 
-    // Normalised helper rows of the block; rows past m stay zero (padding to the block height).
-    matrix_map queries(s.queries.data(), block, d_helper);
-    queries.setZero();
+    // Normalised helper rows of the block; rows past m are zero (padding to the block height).
+    matrix_map queries(s.queries.reserve(std::size_t(block * d_helper)), block, d_helper);
+    queries.bottomRows(block - m).setZero();
     for (index i = 0; i < m; ++i) {
-      float* q = s.queries.data() + i * d_helper;
+      float* q = queries.data() + i * d_helper;
       load_row(helper, missing[row0 + i], q);
       const double norm = row_norm(q, d_helper);
       if (norm > 0) {
@@ -268,75 +297,66 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     // Cosines, panel by panel of the overlap.
     for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
       const index pn = std::min(panel_rows, n_overlap - p0);
-      gather_rows(helper, overlap.target_ids.data() + p0, pn, s.panel.data());
-      for (index j = 0; j < pn; ++j) {
-        float* h = s.panel.data() + j * d_helper;
-        for (index c = 0; c < d_helper; ++c) h[c] *= inverse_norm[p0 + j];
-      }
-      strided_map(s.cosines.data() + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
-          queries * matrix_map(s.panel.data(), pn, d_helper).transpose();
+      const float* h = resident_helper.data() + p0 * d_helper;
+      if (!resident) gather_helper_panel(p0, pn, panel), h = panel;
+      strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
+          queries * Eigen::Map<const row_major_matrix>(h, pn, d_helper).transpose();
     }
 
     // Weights, one row at a time.
     for (index i = 0; i < m; ++i) {
-      float* c = s.cosines.data() + i * n_overlap;
+      float* c = cosines + i * n_overlap;
       std::uint8_t& f = flags[row0 + i];
-      if (*std::max_element(c, c + n_overlap) <= 0) f |= no_positive;
-      double sum_abs = 0, sum_sq = 0;
+      if (max_of(c, n_overlap) <= 0) f |= no_positive;
+      row_sums sums;
       if constexpr (Policy::is_sparse) {
-        index* nb = s.neighbour.data() + i * k_max;
-        float* w = s.weight.data() + i * k_max;
-        const index count = (f & zero_norm) ? 0 : policy(c, n_overlap, nb, w);
-        if (count == 0 && !(f & zero_norm)) f |= fallback;
-        s.count[i] = count;
-        for (index k = 0; k < count; ++k) {
-          sum_abs += std::abs(w[k]);
-          sum_sq += double(w[k]) * w[k];
-        }
+        index* nb = neighbours + i * k_max;
+        float* w = weights + i * k_max;
+        counts[i] = (f & zero_norm) ? 0 : policy(c, n_overlap, nb, w);
+        if (counts[i] == 0 && !(f & zero_norm)) f |= fallback;
+        sums = sums_of(w, counts[i]);
       } else {
-        const bool ok = !(f & zero_norm) && policy(c, n_overlap);
-        if (!ok) {
+        if ((f & zero_norm) || !policy(c, n_overlap)) {
           if (!(f & zero_norm)) f |= fallback;
           std::fill(c, c + n_overlap, 0.0f);
         }
-        for (index j = 0; j < n_overlap; ++j) {
-          sum_abs += std::abs(c[j]);
-          sum_sq += double(c[j]) * c[j];
-        }
+        sums = sums_of(c, n_overlap);
       }
       if (f & (zero_norm | fallback)) effective[row0 + i] = double(n_overlap);
-      else effective[row0 + i] = sum_sq > 0 ? 1.0 / sum_sq : 0.0;
-      if (sum_abs > 2) f |= inflated;
+      else effective[row0 + i] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
+      if (sums.sum_abs > 2) f |= inflated;
     }
+    // Padding rows carry no weight (their cosines are 0 already for dense policies).
 
     // Weighted sums of the overlapping source rows, for each (source, output) pair.
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const auto& [source, output] = pairs[p];
       const index d = source.cols;
-      matrix_map accumulator(s.accumulator.data(), block, d);
       if constexpr (Policy::is_sparse) {
         for (index i = 0; i < m; ++i) {
-          float* out = s.accumulator.data() + i * d;
+          float* out = accumulator + i * d;
           std::fill(out, out + d, 0.0f);
-          const index* nb = s.neighbour.data() + i * k_max;
-          const float* w = s.weight.data() + i * k_max;
-          for (index k = 0; k < s.count[i]; ++k) {
-            load_row(source, overlap.source_ids[nb[k]], s.panel.data());
-            for (index c = 0; c < d; ++c) out[c] += w[k] * s.panel[c];
+          const index* nb = neighbours + i * k_max;
+          const float* w = weights + i * k_max;
+          for (index k = 0; k < counts[i]; ++k) {
+            load_row(source, overlap.source_ids[nb[k]], source_row);
+            for (index c = 0; c < d; ++c) out[c] += w[k] * source_row[c];
           }
         }
       } else {
+        matrix_map result(accumulator, block, d);
         for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
           const index pn = std::min(panel_rows, n_overlap - p0);
-          gather_rows(source, overlap.source_ids.data() + p0, pn, s.panel.data());
-          const auto weights = strided_map(s.cosines.data() + p0, block, pn, Eigen::OuterStride<>(n_overlap));
-          const auto values = matrix_map(s.panel.data(), pn, d);
-          if (p0 == 0) accumulator.noalias() = weights * values;
-          else accumulator.noalias() += weights * values;
+          const float* a = resident_source[p].data() + p0 * d;
+          if (!resident) gather_rows(source, overlap.source_ids.data() + p0, pn, panel), a = panel;
+          const auto w = strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap));
+          const auto values = Eigen::Map<const row_major_matrix>(a, pn, d);
+          if (p0 == 0) result.noalias() = w * values;
+          else result.noalias() += w * values;
         }
       }
       for (index i = 0; i < m; ++i) {
-        float* out = s.accumulator.data() + i * d;
+        float* out = accumulator + i * d;
         if (flags[row0 + i] & (zero_norm | fallback)) std::copy(means[p].begin(), means[p].end(), out);
         store_row(output, missing[row0 + i], out);
         if (p == 0) output_norm[row0 + i] = row_norm(out, d);

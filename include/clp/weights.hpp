@@ -15,6 +15,7 @@
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.
 
+#include <clp/detail/reductions.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
@@ -34,13 +35,9 @@ struct paper_weights {
   double min_sum_ratio = 1e-4;
 
   bool operator()(float* cosines, index n) const {
-    double sum = 0, sum_abs = 0;
-    for (index j = 0; j < n; ++j) {
-      sum += cosines[j];
-      sum_abs += std::abs(cosines[j]);
-    }
-    if (!(sum_abs > 0) || !(sum > min_sum_ratio * sum_abs)) return false;
-    const double scale = 1.0 / sum;
+    const detail::row_sums sums = detail::sums_of(cosines, n);
+    if (!(sums.sum_abs > 0) || !(sums.sum > min_sum_ratio * sums.sum_abs)) return false;
+    const double scale = 1.0 / sums.sum;
     for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(cosines[j] * scale);
     return true;
   }
@@ -53,8 +50,7 @@ struct clamped_weights {
   static constexpr bool is_sparse = false;
 
   bool operator()(float* cosines, index n) const {
-    double sum = 0;
-    for (index j = 0; j < n; ++j) sum += std::max(cosines[j], 0.0f);
+    const double sum = detail::sums_of(cosines, n).sum_positive;
     if (!(sum > 0)) return false;
     const double scale = 1.0 / sum;
     for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(std::max(cosines[j], 0.0f) * scale);

@@ -5,9 +5,10 @@
 // never changes a result: every task writes its own rows, so output is identical for any
 // thread count.
 //
-// Under OpenMP the workers are an OpenMP team. That matters for speed, not correctness: Eigen
-// (and OpenMP-aware BLAS) run their products single-threaded inside an active parallel
-// region instead of oversubscribing the cores. Without OpenMP the workers are std::threads.
+// Under OpenMP the workers are an OpenMP team, so that Eigen (and OpenMP-aware BLAS) run their
+// products single-threaded inside it: a product Eigen parallelises itself would neither share
+// the cores with our workers nor give the same bits for every thread count. Without OpenMP the
+// workers are std::threads and Eigen's products are single-threaded anyway.
 
 #include <clp/matrix_view.hpp>
 
@@ -54,19 +55,18 @@ void parallel_for(index tasks, int threads, Task&& task) {
       }
     }
   };
-  if (threads == 1) {
-    work(0);
-  } else {
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-    work(omp_get_thread_num());
+  // Always a team of at least two: Eigen parallelises a product itself (with blocking that
+  // depends on its thread count, hence other bits) unless it runs inside a team of more than
+  // one thread. With one worker requested, the second member finds no task and waits.
+#pragma omp parallel num_threads(std::max(threads, 2))
+  if (omp_get_thread_num() < threads) work(omp_get_thread_num());
 #else
-    std::vector<std::thread> pool;
-    for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
-    work(0);
-    for (auto& t : pool) t.join();
+  std::vector<std::thread> pool;
+  for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& t : pool) t.join();
 #endif
-  }
   if (failure) std::rethrow_exception(failure);
 }
 
