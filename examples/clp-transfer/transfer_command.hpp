@@ -28,7 +28,7 @@ inline constexpr const char* default_weighting = "sparsemax";
 struct transfer_arguments {
   std::filesystem::path source, helper, output, report;
   int threads = 0;
-  double tile_mb = 64;
+  double tile_mb = 256;
   std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
   bool force = false, quiet = false;
   std::string method = "clp";  // clp | overlap-random | random
