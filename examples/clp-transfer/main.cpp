@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   transfer->add_option("--helper", t.helper, "Small helper model folder speaking the target vocabulary")->required();
   transfer->add_option("--output", t.output, "Output model folder (must not exist unless --force)")->required();
   transfer->add_option("--report", t.report, "Also write a JSON report here");
-  transfer->add_option("--threads", t.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  transfer->add_option("--threads", t.threads, "Worker threads (0: all cores)");
   transfer->add_option("--tile-mb", t.tile_mb, "Working memory of the synthesis, MiB")->capture_default_str();
   transfer->add_option("--embedding-tensor", t.embedding_tensor, "Source input embedding name (default: found)");
   transfer->add_option("--helper-embedding-tensor", t.helper_embedding_tensor,
@@ -62,11 +62,21 @@ int main(int argc, char** argv) {
   similarity->add_option("--sample", s.sample, "Average over this many seeded random tokens (0: all)")
       ->capture_default_str();
   similarity->add_option("--seed", s.seed, "Seed of the sample")->capture_default_str();
-  similarity->add_option("--threads", s.threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  similarity->add_option("--threads", s.threads, "Worker threads (0: all cores)");
   similarity->add_option("--tile-mb", s.tile_mb, "Working memory, MiB")->capture_default_str();
   similarity->add_flag("--json", s.json, "Print JSON");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors are one line too, with the usual exit status of a usage error.
+    std::fprintf(stderr, "clp-transfer: error: %s (see clp-transfer --help)\n", e.what());
+    return 2;
+  }
   try {
     if (*transfer) clp::program::run_transfer(t);
     else if (*overlap) clp::program::run_overlap(a, b, json);

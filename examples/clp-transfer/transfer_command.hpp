@@ -105,7 +105,14 @@ inline void run_transfer(const transfer_arguments& args) {
   }
   if (args.method != "clp" && args.method != "overlap-random" && args.method != "random")
     throw std::runtime_error("--method must be clp, overlap-random or random, not '" + args.method + "'");
-  if (!(args.tile_mb > 0)) throw std::runtime_error("--tile-mb must be positive");
+  if (args.threads < 0) throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
+  if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
+    throw std::runtime_error("--tile-mb must be more than 0 and at most 1048576 (1 TiB)");
+  for (const auto& input : {args.source, args.helper}) {
+    std::error_code ignored;
+    if (std::filesystem::equivalent(io::detail::without_trailing_separator(args.output), input, ignored))
+      io::detail::fail(args.output, "is the input model " + input.string() + "; refusing to replace it");
+  }
   const clp::weighting weighting = clp::make_weighting(args.weighting, args.k, args.temperature);
 
   // --- read
@@ -251,7 +258,6 @@ inline void run_transfer(const transfer_arguments& args) {
   detail::write_file_atomically(staging.path() / "config.json", config.dump(2) + "\n");
   for (const std::filesystem::path& file : io::tokenizer_files(args.helper))
     std::filesystem::copy_file(file, staging.path() / file.filename());
-  staging.commit(args.force);
   const double write_seconds = progress.end();
   const double total_seconds = std::chrono::duration<double>(clock::now() - started).count();
 
@@ -288,8 +294,17 @@ inline void run_transfer(const transfer_arguments& args) {
                        {"synthesize", synthesize_seconds},
                        {"write", write_seconds},
                        {"total", total_seconds}};
-    detail::write_file_atomically(args.report, json.dump(2) + "\n");
+    // Written beside its final name first, and renamed only once the output is in place.
+    detail::write_file_atomically(args.report.string() + ".partial", json.dump(2) + "\n");
   }
+  try {
+    staging.commit(args.force);
+  } catch (...) {
+    std::error_code ignored;
+    if (!args.report.empty()) std::filesystem::remove(args.report.string() + ".partial", ignored);
+    throw;
+  }
+  if (!args.report.empty()) std::filesystem::rename(args.report.string() + ".partial", args.report);
   if (args.quiet) return;
   std::fprintf(stderr,
                "clp-transfer: wrote %s\n"
