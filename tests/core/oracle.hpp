@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The tests' reference: CLP-Transfer in plain double precision, written from the paper's
+// equations and the textbook definitions of each weighting, sharing no code with the library.
+// Slow on purpose (no blocking, no float32, sorts instead of heaps and fixed points): its only
+// job is to be obviously right.
+//
+//   e_t = sum_j w_tj a_j over the overlapping tokens j              (eq. 3)
+//   paper:     w_tj = c_tj / sum_j' c_tj'                           (eq. 4)
+//   clamped:   w_tj = max(c_tj, 0) / sum_j' max(c_tj', 0)
+//   top-k:     clamped, restricted to the k largest cosines
+//   softmax:   exp(c_tj / T) / sum exp(c_tj' / T) over the k largest cosines
+//   sparsemax: the Euclidean projection of c_t onto the probability simplex
+// with c_tj = cos(h_t, h_j) of the helper embeddings; ties rank the lower overlap index first.
+// A row that cannot be weighted, or whose helper row is zero, becomes the mean of the
+// overlapping source rows.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace oracle {
+
+using index = std::ptrdiff_t;
+
+/// A dense row-major matrix of doubles.
+struct matrix {
+  index rows = 0, cols = 0;
+  std::vector<double> values;
+
+  matrix() = default;
+  matrix(index r, index c, double fill = 0.0) : rows(r), cols(c), values(std::size_t(r * c), fill) {}
+  double& operator()(index r, index c) { return values[std::size_t(r * cols + c)]; }
+  double operator()(index r, index c) const { return values[std::size_t(r * cols + c)]; }
+  const double* row(index r) const { return values.data() + r * cols; }
+  double* row(index r) { return values.data() + r * cols; }
+};
+
+inline double dot(const double* a, const double* b, index n) {
+  double sum[4] = {0, 0, 0, 0};  // four partial sums: lets the compiler vectorise
+  const index whole = n - n % 4;
+  for (index i = 0; i < whole; i += 4) {
+    sum[0] += a[i] * b[i];
+    sum[1] += a[i + 1] * b[i + 1];
+    sum[2] += a[i + 2] * b[i + 2];
+    sum[3] += a[i + 3] * b[i + 3];
+  }
+  for (index i = whole; i < n; ++i) sum[0] += a[i] * b[i];
+  return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+}
+
+inline double norm(const double* a, index n) { return std::sqrt(dot(a, a, n)); }
+
+/// cos(a, b); 0 when either vector is zero (a zero vector is similar to nothing).
+inline double cosine(const double* a, const double* b, index n) {
+  const double na = norm(a, n), nb = norm(b, n);
+  if (na == 0 || nb == 0) return 0;
+  return dot(a, b, n) / (na * nb);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weightings. Each returns (overlap index, weight) pairs; an empty result means "fall back to
+// the mean".
+
+using weights = std::vector<std::pair<index, double>>;
+
+enum class kind { paper, clamped, top_k, softmax, sparsemax };
+
+struct policy {
+  kind which = kind::paper;
+  index k = 10;
+  double temperature = 0.1;
+  double min_sum_ratio = 1e-4;  ///< paper: fall back unless sum > ratio * sum |c|
+};
+
+/// The first `count` overlap indices ordered by descending cosine, equal cosines by ascending
+/// index (all of them by default).
+inline std::vector<index> ranking(const std::vector<double>& c, index count = -1) {
+  std::vector<index> order(c.size());
+  std::iota(order.begin(), order.end(), index(0));
+  const auto before = [&](index a, index b) {
+    return c[std::size_t(a)] > c[std::size_t(b)] || (c[std::size_t(a)] == c[std::size_t(b)] && a < b);
+  };
+  if (count < 0 || count > index(order.size())) count = index(order.size());
+  std::partial_sort(order.begin(), order.begin() + count, order.end(), before);
+  order.resize(std::size_t(count));
+  return order;
+}
+
+inline weights paper(const std::vector<double>& c, double min_sum_ratio = 1e-4) {
+  double sum = 0, sum_abs = 0;
+  for (double x : c) {
+    sum += x;
+    sum_abs += std::abs(x);
+  }
+  if (!(sum_abs > 0) || !(sum > min_sum_ratio * sum_abs)) return {};
+  weights w;
+  for (std::size_t j = 0; j < c.size(); ++j) w.emplace_back(index(j), c[j] / sum);
+  return w;
+}
+
+/// max(c, 0) / sum max(c, 0) over the given indices.
+inline weights clamped_over(const std::vector<double>& c, const std::vector<index>& among) {
+  double sum = 0;
+  for (index j : among) sum += std::max(c[std::size_t(j)], 0.0);
+  if (!(sum > 0)) return {};
+  weights w;
+  for (index j : among) w.emplace_back(j, std::max(c[std::size_t(j)], 0.0) / sum);
+  return w;
+}
+
+inline weights clamped(const std::vector<double>& c) {
+  std::vector<index> all(c.size());
+  std::iota(all.begin(), all.end(), index(0));
+  return clamped_over(c, all);
+}
+
+inline std::vector<index> top(const std::vector<double>& c, index k) { return ranking(c, k); }
+
+inline weights top_k(const std::vector<double>& c, index k) { return clamped_over(c, top(c, k)); }
+
+inline weights softmax(const std::vector<double>& c, index k, double temperature) {
+  const std::vector<index> chosen = top(c, k);
+  if (chosen.empty()) return {};
+  const double best = c[std::size_t(chosen.front())];
+  double sum = 0;
+  for (index j : chosen) sum += std::exp((c[std::size_t(j)] - best) / temperature);
+  weights w;
+  for (index j : chosen) w.emplace_back(j, std::exp((c[std::size_t(j)] - best) / temperature) / sum);
+  return w;
+}
+
+/// Sparsemax by sorting (Martins & Astudillo 2016, Algorithm 1): with z sorted descending, the
+/// support is the largest k with 1 + k z_k > z_1 + ... + z_k, and tau = (z_1 + ... + z_k - 1) / k.
+inline double sparsemax_threshold(const std::vector<double>& c) {
+  std::vector<double> z = c;
+  std::sort(z.begin(), z.end(), std::greater<>());
+  double prefix = 0, tau = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    prefix += z[i];
+    if (1 + double(i + 1) * z[i] > prefix) tau = (prefix - 1) / double(i + 1);
+  }
+  return tau;
+}
+
+inline weights sparsemax(const std::vector<double>& c) {
+  if (c.empty()) return {};
+  const double tau = sparsemax_threshold(c);
+  weights w;
+  for (std::size_t j = 0; j < c.size(); ++j)
+    if (c[j] > tau) w.emplace_back(index(j), c[j] - tau);
+  return w;
+}
+
+inline weights weigh(const policy& p, const std::vector<double>& c) {
+  switch (p.which) {
+    case kind::paper: return paper(c, p.min_sum_ratio);
+    case kind::clamped: return clamped(c);
+    case kind::top_k: return top_k(c, p.k);
+    case kind::softmax: return softmax(c, p.k, p.temperature);
+    case kind::sparsemax: return sparsemax(c);
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synthesis.
+
+struct result {
+  /// #target_rows by d_source; rows neither copied nor synthesised stay 0.
+  matrix output;
+  index zero_norm_rows = 0, fallback_rows = 0, no_positive_rows = 0, inflated_rows = 0;
+  std::vector<index> fallback_or_zero;  ///< target ids set to the mean
+  /// Missing target ids whose k-th and (k+1)-th cosines are closer than `ambiguity` (top-k and
+  /// softmax only): float32 may legitimately pick either neighbour there.
+  std::vector<index> ambiguous;
+  std::vector<double> effective_neighbours;  ///< 1 / sum w^2 per missing row (n for the mean)
+};
+
+inline std::vector<double> mean_row(const matrix& source, const std::vector<index>& source_ids) {
+  std::vector<double> mean(static_cast<std::size_t>(source.cols), 0.0);
+  for (index s : source_ids)
+    for (index c = 0; c < source.cols; ++c) mean[std::size_t(c)] += source(s, c);
+  for (double& x : mean) x /= double(source_ids.size());
+  return mean;
+}
+
+/// One result per policy; the cosines of each missing row are computed once for all of them.
+/// @param helper       #target_rows by d_helper
+/// @param target_ids   overlapping target ids, parallel to source_ids
+/// @param missing_ids  target ids to synthesise
+/// @param source       #source_rows by d_source
+/// @param ambiguity    see result::ambiguous
+inline std::vector<result> synthesize(const matrix& helper, const std::vector<index>& target_ids,
+                                      const std::vector<index>& source_ids, const std::vector<index>& missing_ids,
+                                      const matrix& source, const std::vector<policy>& policies,
+                                      double ambiguity = 0) {
+  const index n = index(target_ids.size());
+  const std::vector<double> mean = mean_row(source, source_ids);
+  std::vector<double> overlap_norm;
+  for (index t : target_ids) overlap_norm.push_back(norm(helper.row(t), helper.cols));
+
+  std::vector<result> results(policies.size());
+  for (result& r : results) {
+    r.output = matrix(helper.rows, source.cols);
+    for (std::size_t i = 0; i < target_ids.size(); ++i)
+      std::copy(source.row(source_ids[i]), source.row(source_ids[i]) + source.cols, r.output.row(target_ids[i]));
+  }
+  std::vector<double> c(static_cast<std::size_t>(n));
+  for (index t : missing_ids) {
+    const double query_norm = norm(helper.row(t), helper.cols);
+    for (index j = 0; j < n; ++j) {
+      const double denominator = query_norm * overlap_norm[std::size_t(j)];
+      c[std::size_t(j)] = denominator > 0
+                              ? dot(helper.row(t), helper.row(target_ids[std::size_t(j)]), helper.cols) / denominator
+                              : 0.0;
+    }
+    const bool no_positive = *std::max_element(c.begin(), c.end()) <= 0;
+    for (std::size_t q = 0; q < policies.size(); ++q) {
+      const policy& p = policies[q];
+      result& r = results[q];
+      double* out = r.output.row(t);
+      r.no_positive_rows += no_positive;
+      if ((p.which == kind::top_k || p.which == kind::softmax) && ambiguity > 0 && p.k < n) {
+        const std::vector<index> order = ranking(c, p.k + 1);
+        if (c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity)
+          r.ambiguous.push_back(t);
+      }
+      const weights w = query_norm == 0 ? weights{} : weigh(p, c);
+      if (w.empty()) {
+        ++(query_norm == 0 ? r.zero_norm_rows : r.fallback_rows);
+        r.fallback_or_zero.push_back(t);
+        std::copy(mean.begin(), mean.end(), out);
+        r.effective_neighbours.push_back(double(n));
+        continue;
+      }
+      double sum_abs = 0, sum_sq = 0;
+      for (const auto& [j, weight] : w) {
+        sum_abs += std::abs(weight);
+        sum_sq += weight * weight;
+        if (weight == 0) continue;
+        const double* a = source.row(source_ids[std::size_t(j)]);
+        for (index col = 0; col < source.cols; ++col) out[col] += weight * a[col];
+      }
+      r.inflated_rows += sum_abs > 2;
+      r.effective_neighbours.push_back(1 / sum_sq);
+    }
+  }
+  return results;
+}
+
+inline result synthesize(const matrix& helper, const std::vector<index>& target_ids,
+                         const std::vector<index>& source_ids, const std::vector<index>& missing_ids,
+                         const matrix& source, const policy& p, double ambiguity = 0) {
+  return std::move(synthesize(helper, target_ids, source_ids, missing_ids, source, std::vector<policy>{p}, ambiguity)[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test data.
+
+/// rows x cols normal draws plus `anisotropy` times one shared random direction (trained
+/// embeddings share a mean direction, which keeps their cosines mostly positive), each value
+/// rounded to float so every element type down to float holds the same numbers.
+inline matrix random_embeddings(index rows, index cols, double anisotropy, unsigned seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> shared(static_cast<std::size_t>(cols));
+  for (double& x : shared) x = normal(engine);
+  matrix m(rows, cols);
+  for (index r = 0; r < rows; ++r)
+    for (index c = 0; c < cols; ++c)
+      m(r, c) = double(static_cast<float>(normal(engine) + anisotropy * shared[std::size_t(c)]));
+  return m;
+}
+
+}  // namespace oracle
