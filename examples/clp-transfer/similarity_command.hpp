@@ -47,7 +47,7 @@ inline std::vector<index> seeded_sample(index n, index count, std::uint64_t seed
 inline void run_similarity(const similarity_arguments& args) {
   if (args.threads < 0) throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
   if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
-    throw std::runtime_error("--tile-mb must be more than 0 and at most 1048576 (1 TiB)");
+    throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
   const io::model_folder a(args.a), b(args.b);
   const io::token_vocabulary va = io::read_vocabulary(args.a);
   const io::token_vocabulary vb = io::read_vocabulary(args.b);

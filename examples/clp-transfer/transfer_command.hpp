@@ -107,7 +107,7 @@ inline void run_transfer(const transfer_arguments& args) {
     throw std::runtime_error("--method must be clp, overlap-random or random, not '" + args.method + "'");
   if (args.threads < 0) throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
   if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
-    throw std::runtime_error("--tile-mb must be more than 0 and at most 1048576 (1 TiB)");
+    throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
   for (const auto& input : {args.source, args.helper}) {
     std::error_code ignored;
     if (std::filesystem::equivalent(io::detail::without_trailing_separator(args.output), input, ignored))
