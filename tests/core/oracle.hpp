@@ -175,7 +175,6 @@ struct result {
   /// #target_rows by d_source; rows neither copied nor synthesised stay 0.
   matrix output;
   index zero_norm_rows = 0, fallback_rows = 0, no_positive_rows = 0, inflated_rows = 0;
-  std::vector<index> fallback_or_zero;  ///< target ids set to the mean
   /// Missing target ids whose k-th and (k+1)-th cosines are closer than `ambiguity` (top-k and
   /// softmax only): float32 may legitimately pick either neighbour there.
   std::vector<index> ambiguous;
@@ -211,8 +210,21 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
     for (std::size_t i = 0; i < target_ids.size(); ++i)
       std::copy(source.row(source_ids[i]), source.row(source_ids[i]) + source.cols, r.output.row(target_ids[i]));
   }
-  std::vector<double> c(static_cast<std::size_t>(n));
-  for (index t : missing_ids) {
+  // What happened to each missing row under each policy; summed in row order afterwards.
+  struct outcome {
+    bool zero = false, fallback = false, no_positive = false, inflated = false, ambiguous = false;
+    double effective_neighbours = 0;
+  };
+  const index n_missing = index(missing_ids.size());
+  std::vector<outcome> outcomes(std::size_t(n_missing) * policies.size());
+
+  // Rows are independent (each writes its own output row), so they may run in parallel.
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
+  for (index i = 0; i < n_missing; ++i) {
+    const index t = missing_ids[std::size_t(i)];
+    std::vector<double> c(static_cast<std::size_t>(n));
     const double query_norm = norm(helper.row(t), helper.cols);
     for (index j = 0; j < n; ++j) {
       const double denominator = query_norm * overlap_norm[std::size_t(j)];
@@ -223,20 +235,18 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
     const bool no_positive = *std::max_element(c.begin(), c.end()) <= 0;
     for (std::size_t q = 0; q < policies.size(); ++q) {
       const policy& p = policies[q];
-      result& r = results[q];
-      double* out = r.output.row(t);
-      r.no_positive_rows += no_positive;
+      outcome& o = outcomes[std::size_t(i) * policies.size() + q];
+      double* out = results[q].output.row(t);
+      o.no_positive = no_positive;
       if ((p.which == kind::top_k || p.which == kind::softmax) && ambiguity > 0 && p.k < n) {
         const std::vector<index> order = ranking(c, p.k + 1);
-        if (c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity)
-          r.ambiguous.push_back(t);
+        o.ambiguous = c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity;
       }
       const weights w = query_norm == 0 ? weights{} : weigh(p, c);
       if (w.empty()) {
-        ++(query_norm == 0 ? r.zero_norm_rows : r.fallback_rows);
-        r.fallback_or_zero.push_back(t);
+        (query_norm == 0 ? o.zero : o.fallback) = true;
         std::copy(mean.begin(), mean.end(), out);
-        r.effective_neighbours.push_back(double(n));
+        o.effective_neighbours = double(n);
         continue;
       }
       double sum_abs = 0, sum_sq = 0;
@@ -247,10 +257,23 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
         const double* a = source.row(source_ids[std::size_t(j)]);
         for (index col = 0; col < source.cols; ++col) out[col] += weight * a[col];
       }
-      r.inflated_rows += sum_abs > 2;
-      r.effective_neighbours.push_back(1 / sum_sq);
+      o.inflated = sum_abs > 2;
+      o.effective_neighbours = 1 / sum_sq;
     }
   }
+
+  for (index i = 0; i < n_missing; ++i)
+    for (std::size_t q = 0; q < policies.size(); ++q) {
+      const outcome& o = outcomes[std::size_t(i) * policies.size() + q];
+      result& r = results[q];
+      const index t = missing_ids[std::size_t(i)];
+      r.zero_norm_rows += o.zero;
+      r.fallback_rows += o.fallback;
+      r.no_positive_rows += o.no_positive;
+      r.inflated_rows += o.inflated;
+      if (o.ambiguous) r.ambiguous.push_back(t);
+      r.effective_neighbours.push_back(o.effective_neighbours);
+    }
   return results;
 }
 

@@ -204,8 +204,8 @@ TEST_CASE("synthesize_rows: Eigen::half storage matches the oracle fed the round
 }
 
 TEST_CASE("synthesize_rows: 3000 overlapping and 5000 missing rows, many blocks and panels, float32") {
-  // d_helper 64, d_source 96; a 4 MB budget on 2 threads gives blocks of 144 rows (35 of them,
-  // the last one partial) and 6 panels of 512 overlap rows (the last one partial).
+  // d_helper 64, d_source 96; a 4 MB budget on 2 threads gives about a hundred blocks, and the
+  // overlap makes 6 panels of 512 rows (the last one partial).
   const auto options = fixtures::options(2, std::size_t(4) << 20);
   struct data_set {
     double anisotropy;
@@ -250,79 +250,25 @@ TEST_CASE("synthesize_rows: 3000 overlapping and 5000 missing rows, many blocks 
 // ---------------------------------------------------------------------------------------------
 // Determinism.
 
-namespace {
-
-/// The determinism fixture: 1100 overlapping rows (three panels of the overlap, the last one
-/// partial) and 1000 missing rows. A 1 MB budget gives blocks of 144 rows (1 thread) or 48
-/// (3 threads), 4 MB blocks of 768 or 288, 64 MB a single block.
-struct determinism {
-  problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 41);
-  row_major helper = to_eigen(p.helper);
-  row_major source = to_eigen(p.source);
-  row_major run(const clp::weighting& policy, int threads, std::size_t megabytes) const {
-    return synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20));
-  }
-};
-
-}  // namespace
-
-// Library bug (see the report): with OpenMP, a synthesis whose blocks run outside a parallel
-// region (threads = 1, or a single block) lets Eigen parallelise its own products, with another
-// depth blocking, so the dense policies' weighted sums round differently than when the blocks run
-// inside the worker team. Passes with OMP_NUM_THREADS=1.
-TEST_CASE("synthesize_rows: bit-identical for 1, 2 and 3 threads and any tile budget, every policy" *
-          doctest::skip()) {
-  const determinism d;
+TEST_CASE("synthesize_rows: bit-identical for 1, 2 and 3 threads and any tile budget, every policy") {
+  // 1100 overlapping rows (three panels of the overlap, the last one partial), 1000 missing
+  // rows. With 1 MB the overlap panels are gathered by each block, with 4 and 64 MB once and
+  // shared; the block heights range from 48 rows to all 1000 rows in one block.
+  const problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 41);
+  const row_major helper = to_eigen(p.helper);
+  const row_major source = to_eigen(p.source);
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
-    const row_major reference = d.run(policy, 1, 1);
+    const row_major reference = synthesize(helper, p.overlap, source, policy, fixtures::options(1, 1 << 20));
     for (int threads : {1, 2, 3})
       for (std::size_t megabytes : {1, 4, 64}) {
         CAPTURE(threads);
         CAPTURE(megabytes);
-        CHECK(fixtures::same_bits(d.run(policy, threads, megabytes), reference));
+        const row_major again = synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20));
+        CHECK(fixtures::same_bits(again, reference));
       }
   }
 }
-
-// What does hold today: any budget on one thread, and any budget and thread count once the
-// blocks run on a team of workers.
-TEST_CASE("synthesize_rows: bit-identical for any tile budget on one thread, and for 2 and 3 threads") {
-  const determinism d;
-  for (const auto& policy : fixtures::every_policy()) {
-    INFO("policy " << fixtures::name_of(policy));
-    const row_major one_thread = d.run(policy, 1, 1);
-    CHECK(fixtures::same_bits(d.run(policy, 1, 4), one_thread));
-    CHECK(fixtures::same_bits(d.run(policy, 1, 64), one_thread));
-    const row_major team = d.run(policy, 2, 1);
-    CHECK(fixtures::same_bits(d.run(policy, 2, 4), team));
-    CHECK(fixtures::same_bits(d.run(policy, 3, 1), team));
-    CHECK(fixtures::same_bits(d.run(policy, 3, 4), team));
-    // The sparse policies never call a product for the weighted sums: bit-identical across all.
-    if (policy.index() == 2 || policy.index() == 3) CHECK(fixtures::same_bits(team, one_thread));
-  }
-}
-
-namespace {
-
-/// Synthesises `cuts` range by range into one output and checks, after each range, that the
-/// rows so far equal `whole` and the rest are untouched; then a middle range alone.
-void check_row_ranges(const problem& p, const row_major& helper, const row_major& source, const clp::weighting& policy,
-                      const row_major& whole, const std::vector<clp::index>& cuts, int threads) {
-  row_major pieces = row_major::Constant(whole.rows(), whole.cols(), float(sentinel));
-  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
-    const clp::index a = cuts[k], b = cuts[k + 1];
-    CAPTURE(a);
-    const auto report =
-        clp::synthesize_rows(helper, p.overlap, source, pieces, policy, fixtures::options(threads, 256 << 10, a, b));
-    CHECK(report.copied_rows + report.synthesized_rows == b - a);
-    CHECK(fixtures::same_bits(row_major(pieces.topRows(b)), row_major(whole.topRows(b))));
-    CHECK((pieces.bottomRows(whole.rows() - b).array() == float(sentinel)).all());
-  }
-  CHECK(fixtures::same_bits(pieces, whole));
-}
-
-}  // namespace
 
 TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges give the whole, bit for bit") {
   const problem p = make_problem(1500, 900, 500, 32, 48, 1.0, 43);
@@ -330,13 +276,24 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
   const row_major source = to_eigen(p.source);
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
-    // Each range holds several blocks of 48 rows, as the whole does.
     const row_major whole = synthesize(helper, p.overlap, source, policy, fixtures::options(2, 256 << 10));
-    check_row_ranges(p, helper, source, policy, whole, {0, 377, 701, 1500}, 2);
+    // Ranges of one row (a single block) up to several blocks.
+    row_major pieces = row_major::Constant(whole.rows(), whole.cols(), float(sentinel));
+    const clp::index cuts[] = {0, 1, 377, 701, 1499, 1500};
+    for (std::size_t k = 0; k + 1 < std::size(cuts); ++k) {
+      const clp::index a = cuts[k], b = cuts[k + 1];
+      CAPTURE(a);
+      const auto report =
+          clp::synthesize_rows(helper, p.overlap, source, pieces, policy, fixtures::options(2, 256 << 10, a, b));
+      CHECK(report.copied_rows + report.synthesized_rows == b - a);
+      CHECK(fixtures::same_bits(row_major(pieces.topRows(b)), row_major(whole.topRows(b))));
+      CHECK((pieces.bottomRows(whole.rows() - b).array() == float(sentinel)).all());
+    }
+    CHECK(fixtures::same_bits(pieces, whole));
 
     // A range in the middle touches nothing outside it.
     row_major middle = row_major::Constant(whole.rows(), whole.cols(), float(sentinel));
-    clp::synthesize_rows(helper, p.overlap, source, middle, policy, fixtures::options(2, 256 << 10, 300, 1100));
+    clp::synthesize_rows(helper, p.overlap, source, middle, policy, fixtures::options(1, 64 << 20, 300, 1100));
     CHECK((middle.topRows(300).array() == float(sentinel)).all());
     CHECK((middle.bottomRows(400).array() == float(sentinel)).all());
     CHECK(fixtures::same_bits(row_major(middle.middleRows(300, 800)), row_major(whole.middleRows(300, 800))));
@@ -357,19 +314,6 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
   CHECK_THROWS_AS(clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{},
                                        fixtures::options(1, 1 << 20, -1, 5)),
                   clp::error);
-}
-
-// The same library bug as the thread-count case above: a range of one row is a single block,
-// which runs outside the worker team.
-TEST_CASE("synthesize_rows: ranges of any size, down to one row, give the whole, bit for bit" * doctest::skip()) {
-  const problem p = make_problem(1500, 900, 500, 32, 48, 1.0, 43);
-  const row_major helper = to_eigen(p.helper);
-  const row_major source = to_eigen(p.source);
-  for (const auto& policy : fixtures::every_policy()) {
-    INFO("policy " << fixtures::name_of(policy));
-    const row_major whole = synthesize(helper, p.overlap, source, policy, fixtures::options(2, 256 << 10));
-    check_row_ranges(p, helper, source, policy, whole, {0, 1, 377, 701, 1499, 1500}, 2);
-  }
 }
 
 TEST_CASE("synthesize_rows: progress reports every row once, in increasing counts") {

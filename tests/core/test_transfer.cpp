@@ -77,26 +77,24 @@ TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit
   auto helper = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.helper));
   auto source = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.source));
   auto source_head = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.source_head));
-  {
-    // Several blocks on two threads (one thread: the next test case).
-    const auto options = fixtures::options(2, 64 << 10);
-    for (const auto& policy : fixtures::every_policy()) {
-      INFO("policy " << fixtures::name_of(policy));
-      L output(600, 40, sentinel), output_head(600, 28, sentinel);
-      const auto report = clp::transfer(source.get(), source_head.get(), helper.get(), p.overlap, output.get(),
-                                        output_head.get(), policy, options);
-      L alone(600, 40, sentinel), alone_head(600, 28, sentinel);
-      const auto report_alone = clp::synthesize_rows(helper.get(), p.overlap, source.get(), alone.get(), policy, options);
-      clp::synthesize_rows(helper.get(), p.overlap, source_head.get(), alone_head.get(), policy, options);
-      CHECK(fixtures::values_of(output, 600, 40).values == fixtures::values_of(alone, 600, 40).values);
-      CHECK(fixtures::values_of(output_head, 600, 28).values == fixtures::values_of(alone_head, 600, 28).values);
-      // The report describes the first output, as the single call's does.
-      CHECK(report.copied_rows == report_alone.copied_rows);
-      CHECK(report.synthesized_rows == report_alone.synthesized_rows);
-      CHECK(report.fallback_rows == report_alone.fallback_rows);
-      CHECK(report.max_output_row_norm == report_alone.max_output_row_norm);
-      CHECK(report.median_source_row_norm == report_alone.median_source_row_norm);
-    }
+  // Several blocks on two threads (one thread: the next test case).
+  const auto options = fixtures::options(2, 64 << 10);
+  for (const auto& policy : fixtures::every_policy()) {
+    INFO("policy " << fixtures::name_of(policy));
+    L output(600, 40, sentinel), output_head(600, 28, sentinel);
+    const auto report = clp::transfer(source.get(), source_head.get(), helper.get(), p.overlap, output.get(),
+                                      output_head.get(), policy, options);
+    L alone(600, 40, sentinel), alone_head(600, 28, sentinel);
+    const auto report_alone = clp::synthesize_rows(helper.get(), p.overlap, source.get(), alone.get(), policy, options);
+    clp::synthesize_rows(helper.get(), p.overlap, source_head.get(), alone_head.get(), policy, options);
+    CHECK(fixtures::values_of(output, 600, 40).values == fixtures::values_of(alone, 600, 40).values);
+    CHECK(fixtures::values_of(output_head, 600, 28).values == fixtures::values_of(alone_head, 600, 28).values);
+    // The report describes the first output, as the single call's does.
+    CHECK(report.copied_rows == report_alone.copied_rows);
+    CHECK(report.synthesized_rows == report_alone.synthesized_rows);
+    CHECK(report.fallback_rows == report_alone.fallback_rows);
+    CHECK(report.max_output_row_norm == report_alone.max_output_row_norm);
+    CHECK(report.median_source_row_norm == report_alone.median_source_row_norm);
   }
 }
 
