@@ -9,6 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -17,10 +21,31 @@
 
 namespace clp::program {
 
+/// An allocator that default-initialises: a vector of floats that is about to be filled by a
+/// read or by the synthesis is not zeroed first (hundreds of MB for a real vocabulary).
+template <class T>
+struct default_init_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = default_init_allocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using uninitialized_vector = std::vector<T, default_init_allocator<T>>;
+
 class embedding_matrix {
  public:
-  using storage = std::variant<std::vector<float>, std::vector<double>, std::vector<Eigen::half>,
-                               std::vector<Eigen::bfloat16>>;
+  using storage = std::variant<uninitialized_vector<float>, uninitialized_vector<double>,
+                               uninitialized_vector<Eigen::half>, uninitialized_vector<Eigen::bfloat16>>;
 
   /// Reads tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16, and finite.
   static embedding_matrix read(const io::model_folder& folder, const std::string& name) {
@@ -36,14 +61,14 @@ class embedding_matrix {
     return m;
   }
 
-  /// A rows x cols matrix of `dtype`, zero-filled.
+  /// A rows x cols matrix of `dtype`, uninitialised: every element must be written.
   embedding_matrix(const std::string& dtype, index rows, index cols, std::string description)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
     const auto n = static_cast<std::size_t>(rows * cols);
-    if (dtype == "F32") data_ = std::vector<float>(n);
-    else if (dtype == "F64") data_ = std::vector<double>(n);
-    else if (dtype == "F16") data_ = std::vector<Eigen::half>(n);
-    else if (dtype == "BF16") data_ = std::vector<Eigen::bfloat16>(n);
+    if (dtype == "F32") data_ = uninitialized_vector<float>(n);
+    else if (dtype == "F64") data_ = uninitialized_vector<double>(n);
+    else if (dtype == "F16") data_ = uninitialized_vector<Eigen::half>(n);
+    else if (dtype == "BF16") data_ = uninitialized_vector<Eigen::bfloat16>(n);
     else
       throw std::runtime_error(description_ + ": dtype " + dtype +
                                " is not an embedding type (F32, F64, F16 or BF16)");
