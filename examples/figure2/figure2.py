@@ -1,0 +1,537 @@
+#!/usr/bin/python3
+"""Figure 2 of CLP-Transfer (Ostendorff & Rehm 2023) in miniature, on the shipped tiny models.
+
+A German "large" GPT-2 (the architecture of examples/models/en-large: n_embd 128, 4 layers,
+4 heads, with de-small's 5000-token German vocabulary) is trained on the German training text
+from several initialisations, with the same data order and the same number of steps:
+
+    random             fresh init of all weights (tinygpt.GPT's own init), no transfer
+    overlap-random     clp-transfer --method overlap-random (English transformer + copied
+                       overlapping embeddings, the other rows drawn from a normal)
+    clp-<weighting>    clp-transfer --method clp --weighting paper|clamped|top-k|softmax|sparsemax
+
+Validation perplexity (a fixed slice of the German validation text) is measured at step 0 and
+every --eval-every steps.  Results (results.csv), the plot (figure2.png) and the report
+(results.md) are written next to this script.  Each run is keyed by (init, seed): running again
+with other --seeds adds those seeds to results.csv and re-renders the plot and report from all
+seeds present.  Use /usr/bin/python3 (Debian's torch).  Normally started by run.sh.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join(ROOT, "examples", "models")
+sys.path.insert(0, MODELS)
+import tinygpt  # noqa: E402
+
+SOURCE = os.path.join(MODELS, "en-large")
+HELPER = os.path.join(MODELS, "de-small")
+WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper"]
+ALL_INITS = ["random", "overlap-random"] + ["clp-" + w for w in WEIGHTINGS]
+K, TEMPERATURE = 10, 0.1
+N_POSITIONS = 128
+WEIGHT_DECAY = 0.1
+CSV_FIELDS = ["init", "seed", "step", "tokens", "valid_ppl"]
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# initialisations
+# ---------------------------------------------------------------------------
+
+def german_config(tok):
+    return tinygpt.make_config(len(tok), 128, 4, 4, N_POSITIONS, tok.eos_id)
+
+
+def make_init(init, seed, clp, workdir, tok):
+    """Return (model, report dict or None) for one initialisation."""
+    if init == "random":
+        torch.manual_seed(1000 + seed)
+        return tinygpt.GPT(german_config(tok)), None
+    out = os.path.join(workdir, "init-%s-seed%d" % (init, seed))
+    rep = out + ".report.json"
+    cmd = [clp, "transfer", "--source", SOURCE, "--helper", HELPER, "--output", out,
+           "--report", rep, "--force", "--quiet"]
+    if init == "overlap-random":
+        cmd += ["--method", "overlap-random", "--seed", str(seed)]
+    else:
+        cmd += ["--method", "clp", "--weighting", init[len("clp-"):], "--k", str(K),
+                "--temperature", str(TEMPERATURE)]
+    subprocess.run(cmd, check=True)
+    with open(rep) as f:
+        report = json.load(f)
+    model = tinygpt.load(out)
+    assert model.config["vocab_size"] == len(tok) and model.config["n_embd"] == 128
+    return model, report
+
+
+# ---------------------------------------------------------------------------
+# training
+# ---------------------------------------------------------------------------
+
+def lr_at(step, peak, warmup):
+    return peak * min(1.0, (step + 1) / warmup)
+
+
+def train(model, train_ids, valid_ids, args, seed, on_eval):
+    """AdamW, linear warm-up then constant lr; batches drawn by a generator seeded with
+    `seed` (identical data order for every init of the same seed).  on_eval(step, ppl) is
+    called at step 0 (before any update), every args.eval_every steps and at the end."""
+    g = torch.Generator().manual_seed(seed)
+    data = torch.tensor(train_ids, dtype=torch.long)
+    decay = [p for _, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for _, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    on_eval(0, tinygpt.perplexity(model, valid_ids))
+    model.train()
+    for step in range(args.steps):
+        for grp in opt.param_groups:
+            grp["lr"] = lr_at(step, args.lr, args.warmup)
+        starts = torch.randint(0, len(data) - N_POSITIONS - 1, (args.batch,), generator=g)
+        x = torch.stack([data[s:s + N_POSITIONS + 1] for s in starts.tolist()])
+        _, loss = model(x[:, :-1], x[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        done = step + 1
+        if done % args.eval_every == 0 or done == args.steps:
+            on_eval(done, tinygpt.perplexity(model, valid_ids))
+            model.train()
+    model.eval()
+    return model
+
+
+# ---------------------------------------------------------------------------
+# results.csv (merged by (init, seed))
+# ---------------------------------------------------------------------------
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [dict(init=r["init"], seed=int(r["seed"]), step=int(r["step"]), tokens=int(r["tokens"]),
+                     valid_ppl=float(r["valid_ppl"])) for r in csv.DictReader(f)]
+
+
+def write_csv(path, rows):
+    order = {n: i for i, n in enumerate(ALL_INITS)}
+    rows = sorted(rows, key=lambda r: (r["seed"], order.get(r["init"], 99), r["step"]))
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(r, valid_ppl="%.4f" % r["valid_ppl"]))
+    os.replace(tmp, path)
+
+
+def curves(rows):
+    """{init: {seed: [(tokens, step, ppl), ...]}}"""
+    out = {}
+    for r in rows:
+        out.setdefault(r["init"], {}).setdefault(r["seed"], []).append((r["tokens"], r["step"], r["valid_ppl"]))
+    for by_seed in out.values():
+        for c in by_seed.values():
+            c.sort()
+    return out
+
+
+def tokens_to_reach(curve, target):
+    """First training-token count at which the curve reaches `target` perplexity,
+    interpolating log(ppl) linearly between evaluations; None if never."""
+    prev = None
+    for tok, _, ppl in curve:
+        if ppl <= target:
+            if prev is None:
+                return float(tok)
+            t0, p0 = prev
+            a, b = math.log(p0), math.log(ppl)
+            return t0 + (tok - t0) * (a - math.log(target)) / (a - b) if a != b else float(tok)
+        prev = (tok, ppl)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# plot and report
+# ---------------------------------------------------------------------------
+
+def plot(rows, path, meta):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cv = curves(rows)
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    colors = {"random": "black", "overlap-random": "tab:gray", "clp-paper": "tab:red",
+              "clp-clamped": "tab:orange", "clp-top-k": "tab:green", "clp-softmax": "tab:purple",
+              "clp-sparsemax": "tab:blue"}
+    styles = {"random": "--", "overlap-random": ":"}
+    for init in [i for i in ALL_INITS if i in cv]:
+        by_seed = cv[init]
+        seeds = sorted(by_seed)
+        steps = sorted(set.intersection(*[set(s for _, s, _ in by_seed[sd]) for sd in seeds]))
+        toks = [next(t for t, s, _ in by_seed[seeds[0]] if s == st) for st in steps]
+        per = [[next(p for _, s, p in by_seed[sd] if s == st) for st in steps] for sd in seeds]
+        gmean = [math.exp(statistics.fmean(math.log(p[i]) for p in per)) for i in range(len(steps))]
+        label = init if len(seeds) == 1 else "%s (mean of %d seeds)" % (init, len(seeds))
+        ax.plot(toks, gmean, styles.get(init, "-"), color=colors.get(init), marker="o", ms=3, lw=1.6,
+                label=label)
+        if len(seeds) > 1:
+            ax.fill_between(toks, [min(p[i] for p in per) for i in range(len(steps))],
+                            [max(p[i] for p in per) for i in range(len(steps))], color=colors.get(init),
+                            alpha=0.15, lw=0)
+    ax.set_yscale("log")
+    ax.set_xlabel("training tokens")
+    ax.set_ylabel("validation perplexity (German, log scale)")
+    ax.set_title("CLP-Transfer Figure 2 in miniature: German 128-dim 4-layer GPT-2\n"
+                 "batch %d x %d tokens, AdamW lr %g, seeds %s" % (meta["batch"], N_POSITIONS, meta["lr"],
+                                                                  ",".join(map(str, meta["seeds"]))),
+                 fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fmt(x, d=1):
+    return "n/a" if x is None else ("%.*f" % (d, x))
+
+
+def report_md(rows, reports, fig1, meta, path):
+    cv = curves(rows)
+    inits = [i for i in ALL_INITS if i in cv]
+    seeds = sorted({r["seed"] for r in rows})
+    L = []
+    L.append("# Figure 2 in miniature: results\n")
+    L.append("Written by `examples/figure2/figure2.py` (started by `examples/figure2/run.sh`). "
+             "German 128-dim, 4-layer, 4-head GPT-2 (en-large's architecture, de-small's 5000-token "
+             "vocabulary) trained on the German Debian text from each initialisation: same data order "
+             "per seed, same steps, AdamW (betas 0.9/0.95, weight decay %g on matrices, clip 1.0), "
+             "lr %g after %d linear warm-up steps then constant, batch %d x %d tokens. Validation "
+             "perplexity on the first %d tokens of the German validation split (non-overlapping "
+             "128-token windows), measured at step 0 and every %d steps. The seed sets the batch "
+             "order and the random draws (random init, overlap-random's rows); the CLP "
+             "initialisations are deterministic.\n"
+             % (WEIGHT_DECAY, meta["lr"], meta["warmup"], meta["batch"], N_POSITIONS, meta["eval_tokens"],
+                meta["eval_every"]))
+    L.append("Seeds present: %s.\n" % ", ".join(map(str, seeds)))
+
+    # perplexity at checkpoints, per seed
+    for sd in seeds:
+        steps_all = sorted({r["step"] for r in rows if r["seed"] == sd})
+        if not steps_all:
+            continue
+        last = steps_all[-1]
+        pick = sorted({steps_all[0], steps_all[min(1, len(steps_all) - 1)], steps_all[len(steps_all) // 4],
+                       steps_all[len(steps_all) // 2], steps_all[(3 * len(steps_all)) // 4], last})
+        L.append("## Validation perplexity, seed %d\n" % sd)
+        L.append("| init | " + " | ".join("step %d (%.0fk tok)" % (s, s * meta["batch"] * N_POSITIONS / 1000)
+                                          for s in pick) + " |")
+        L.append("|---|" + "---|" * len(pick))
+        for init in inits:
+            c = cv[init].get(sd)
+            if not c:
+                continue
+            d = {s: p for _, s, p in c}
+            L.append("| %s | " % init + " | ".join(fmt(d.get(s)) for s in pick) + " |")
+        L.append("")
+
+    # token shares and final vs overlap-random, per seed
+    L.append("## Tokens needed to reach random init's final perplexity; final perplexity vs overlap-random\n")
+    L.append("Share = training tokens needed to reach the perplexity the random initialisation has after "
+             "all its tokens (log-perplexity interpolated linearly between evaluations), divided by "
+             "random's token count. 'beats o-r' = below overlap-random at every evaluation after step 0 "
+             "(same seed).\n")
+    L.append("'last step' is the last evaluation of the run (earlier than %d if the run was cut); "
+             "'vs overlap-random' compares the two at the last step both have.\n" % meta["steps"])
+    L.append("| seed | init | last step | ppl at last step | vs overlap-random (step) | share of tokens to reach random's final | "
+             "beats o-r at every step > 0 | worst ratio to o-r (step) |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for sd in seeds:
+        rnd = cv.get("random", {}).get(sd)
+        orc = cv.get("overlap-random", {}).get(sd)
+        target = rnd[-1][2] if rnd else None
+        total = rnd[-1][0] if rnd else None
+        for init in inits:
+            c = cv[init].get(sd)
+            if not c:
+                continue
+            final, last = c[-1][2], c[-1][1]
+            share, vs, beats, worst, vs_step = None, None, None, None, None
+            if target is not None and init != "random":
+                t = tokens_to_reach(c, target)
+                share = None if t is None else t / total
+            if orc:
+                od = {s: p for _, s, p in orc}
+                common = [s for _, s, _ in c if s in od]
+                if common:
+                    vs_step = max(common)
+                    vs = next(p for _, s, p in c if s == vs_step) / od[vs_step]
+                ratios = [(p / od[s], s) for _, s, p in c if s > 0 and s in od]
+                if init != "overlap-random" and ratios:
+                    beats = all(r < 1 for r, _ in ratios)
+                    worst = max(ratios)
+            summary.setdefault(init, {})[sd] = dict(final=final, share=share, vs=vs, beats=beats, worst=worst,
+                                                    last=last)
+            L.append("| %d | %s | %d | %.1f | %s | %s | %s | %s |" % (
+                sd, init, last, final,
+                "-" if vs is None or init == "overlap-random" else "%.3fx (%d)" % (vs, vs_step),
+                "-" if init == "random" else ("not reached" if share is None and target is not None
+                                              else ("n/a" if share is None else "%.0f%%" % (100 * share))),
+                "-" if beats is None else ("yes" if beats else "no"),
+                "-" if worst is None else "%.3f (step %d)" % worst))
+    L.append("")
+
+    if len(seeds) > 1:
+        L.append("## Across seeds (final validation perplexity)\n")
+        L.append("| init | seeds | mean final ppl | std | min | max | mean share | beats o-r at every step, all seeds |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for init in inits:
+            s = summary.get(init, {})
+            finals = [v["final"] for v in s.values()]
+            shares = [v["share"] for v in s.values() if v["share"] is not None]
+            beats = [v["beats"] for v in s.values() if v["beats"] is not None]
+            L.append("| %s | %d | %.1f | %s | %.1f | %.1f | %s | %s |" % (
+                init, len(finals), statistics.fmean(finals),
+                "%.1f" % statistics.stdev(finals) if len(finals) > 1 else "-", min(finals), max(finals),
+                "%.0f%%" % (100 * statistics.fmean(shares)) if shares and len(shares) == len(finals) else
+                ("-" if init == "random" else "not reached (some seeds)"),
+                "-" if not beats else ("yes" if all(beats) and len(beats) == len(finals) else "no")))
+        L.append("")
+
+    # which weighting qualifies as the default
+    clp_inits = [i for i in inits if i.startswith("clp-") and summary.get(i)]
+    if clp_inits and "overlap-random" in summary:
+        L.append("## Default weighting: does it beat overlap-random everywhere and is it the best?\n")
+        L.append("Criterion (from the issue): below overlap-random at every evaluation after step 0 (every "
+                 "seed), and the lowest mean perplexity of all policies or within noise of it (noise = "
+                 "the larger standard deviation across seeds of the two; with one seed the noise is not "
+                 "measured and only the best qualifies). Perplexities are compared at the last step that "
+                 "every CLP run of the seed reached (the final step unless a run was cut).\n")
+        at = {}
+        for sd in seeds:
+            lasts = [summary[i][sd]["last"] for i in clp_inits if sd in summary[i]]
+            at[sd] = min(lasts) if lasts else None
+        stats = {}
+        for init in clp_inits:
+            v = summary[init]
+            finals = [next(p for _, s_, p in cv[init][sd] if s_ == at[sd]) for sd in v]
+            stats[init] = dict(mean=statistics.fmean(finals),
+                               std=statistics.stdev(finals) if len(finals) > 1 else None,
+                               beats=all(x["beats"] for x in v.values()) and len(v) == len(seeds),
+                               n=len(finals))
+        best = min(stats, key=lambda i: stats[i]["mean"])
+        L.append("Compared at step(s): %s.\n" % ", ".join("seed %d: %d" % (sd, at[sd]) for sd in seeds
+                                                          if at[sd] is not None))
+        L.append("| weighting | seeds | mean ppl | std | beats o-r at every step > 0 | within noise of best (%s) | qualifies |"
+                 % best)
+        L.append("|---|---|---|---|---|---|---|")
+        qualifying = []
+        for init in clp_inits:
+            st = stats[init]
+            stds = [x for x in (st["std"], stats[best]["std"]) if x is not None]
+            within = init == best or (bool(stds) and st["mean"] - stats[best]["mean"] <= max(stds))
+            ok = st["beats"] and within
+            if ok:
+                qualifying.append(init)
+            L.append("| %s | %d | %.1f | %s | %s | %s | %s |" % (
+                init, st["n"], st["mean"], "-" if st["std"] is None else "%.1f" % st["std"],
+                "yes" if st["beats"] else "no", "yes" if within else "no", "**yes**" if ok else "no"))
+        L.append("")
+        L.append("Qualifying: %s.\n" % (", ".join(qualifying) if qualifying else "none"))
+
+    # diagnostics
+    if reports:
+        L.append("## Weighting diagnostics (clp-transfer --report)\n")
+        L.append("| init | overlap | no positive cosine rows | inflated rows | fallback rows | effective neighbours "
+                 "median (min-max) | max output row norm | median output row norm | median source row norm | "
+                 "max / median source |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        for init in inits:
+            r = reports.get(init)
+            if not r:
+                continue
+            en = r["effective_neighbours"]
+            L.append("| %s | %d | %d | %d | %d | %.1f (%.2f-%.0f) | %.3f | %.3f | %.3f | %.1fx |" % (
+                init, r["overlap"], r["no_positive_cosine_rows"], r["inflated_rows"], r.get("fallback_rows", 0),
+                en["median"], en["min"], en["max"], r["max_output_row_norm"], r["median_output_row_norm"],
+                r["median_source_row_norm"], r["max_output_row_norm"] / r["median_source_row_norm"]))
+        L.append("")
+
+    if fig1:
+        L.append("## Figure 1 in miniature: k-NN overlap with de-small (k=%d)\n" % K)
+        L.append("`clp-transfer similarity A B --k %d`: mean share of each token's %d nearest neighbours "
+                 "(cosine, input embeddings) that two models on the same German tokenizer agree on. "
+                 "A = de-small (64-dim, 2 layers); B as listed (128-dim, 4 layers; trained = after the "
+                 "%d steps above, seed %d). Chance: k / (V - 1) = %d / %d = %.4f.\n"
+                 % (K, K, meta["steps"], fig1["seed"], K, fig1["vocab"] - 1, K / (fig1["vocab"] - 1)))
+        L.append("| B | before training | after training |")
+        L.append("|---|---|---|")
+        for init in inits:
+            v = fig1["rows"].get(init)
+            if v:
+                L.append("| %s | %s | %s |" % (init, fmt(v.get("before"), 4), fmt(v.get("after"), 4)))
+        L.append("")
+    L.append(meta.get("footer", ""))
+    with open(path, "w") as f:
+        f.write("\n".join(L).rstrip() + "\n")
+    return "\n".join(L)
+
+
+def similarity(clp, a, b):
+    out = subprocess.run([clp, "similarity", a, b, "--k", str(K), "--json"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)["mean_overlap"]
+
+
+# ---------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--clp", required=True, help="clp-transfer binary")
+    ap.add_argument("--seeds", default="0", help="comma-separated seeds (data order + random draws)")
+    ap.add_argument("--inits", default=",".join(ALL_INITS), help="comma-separated subset of " + ",".join(ALL_INITS))
+    ap.add_argument("--steps", type=int, default=160)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--eval-every", type=int, default=16)
+    ap.add_argument("--eval-tokens", type=int, default=8192, help="validation slice (first N tokens)")
+    ap.add_argument("--out", default=HERE, help="folder for results.csv, figure2.png, results.md")
+    ap.add_argument("--workdir", default=None, help="temp folder for models (default: a new temp dir)")
+    ap.add_argument("--fresh", action="store_true", help="discard an existing results.csv first")
+    ap.add_argument("--report-only", action="store_true", help="re-render figure2.png/results.md from results.csv")
+    ap.add_argument("--merge", default="", help="comma-separated --out folders of other runs (same settings) "
+                    "whose results.csv/run_state.json are merged into this one before the report")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    seeds = [int(s) for s in args.seeds.split(",") if s != ""]
+    inits = [i for i in args.inits.split(",") if i]
+    bad = [i for i in inits if i not in ALL_INITS]
+    if bad:
+        ap.error("unknown init(s): %s" % ", ".join(bad))
+    os.makedirs(args.out, exist_ok=True)
+    csv_path = os.path.join(args.out, "results.csv")
+    state_path = os.path.join(args.out, "run_state.json")  # diagnostics + Figure-1 numbers + meta
+    rows = [] if args.fresh else read_csv(csv_path)
+    state = {}
+    if os.path.exists(state_path) and not args.fresh:
+        with open(state_path) as f:
+            state = json.load(f)
+    reports = state.get("reports", {})
+    fig1 = state.get("fig1")
+    meta = dict(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, eval_every=args.eval_every,
+                eval_tokens=args.eval_tokens)
+    old = state.get("meta")
+    if old and rows and any(old.get(k) != v for k, v in meta.items()):
+        sys.exit("results.csv was made with other settings %s; use --fresh or the same settings" % old)
+
+    t_start = time.time()
+    if not args.report_only:
+        tok = tinygpt.Tokenizer(HELPER)
+        train_text, valid_text = tinygpt.corpus("de")
+        train_ids, valid_ids = tok.encode(train_text), tok.encode(valid_text)
+        valid_ids = valid_ids[:args.eval_tokens]
+        log("German text: %d train tokens, %d validation tokens used; %s" % (len(train_ids), len(valid_ids),
+                                                                           time.strftime("%H:%M:%S")))
+        workdir = args.workdir or tempfile.mkdtemp(prefix="clp-figure2-")
+        os.makedirs(workdir, exist_ok=True)
+        fig1_rows = {}
+        # Figure 1 numbers come from one seed only: the first seed of the first run
+        fig1_seed = fig1["seed"] if fig1 else seeds[0]
+        for seed in seeds:
+            for init in inits:
+                t0 = time.time()
+                model, rep = make_init(init, seed, args.clp, workdir, tok)
+                if rep is not None and init.startswith("clp-"):
+                    reports[init] = {k: rep[k] for k in ("overlap", "no_positive_cosine_rows", "inflated_rows",
+                                                         "fallback_rows", "effective_neighbours",
+                                                         "max_output_row_norm", "median_output_row_norm",
+                                                         "median_source_row_norm") if k in rep}
+                before = os.path.join(workdir, "before-%s-seed%d" % (init, seed))
+                after = os.path.join(workdir, "after-%s-seed%d" % (init, seed))
+                if seed == fig1_seed:
+                    tinygpt.save(model, model.config, before)
+                    tok.save(before)
+                rows = [r for r in rows if not (r["init"] == init and r["seed"] == seed)]
+                cur = []
+
+                def on_eval(step, ppl, init=init, seed=seed, cur=cur, t0=t0):
+                    cur.append(dict(init=init, seed=seed, step=step, tokens=step * args.batch * N_POSITIONS,
+                                    valid_ppl=ppl))
+                    write_csv(csv_path, rows + cur)  # after every evaluation: a cut run keeps its curve
+                    log("  %-15s seed %d  step %4d  valid ppl %10.2f  %5.0fs" % (init, seed, step, ppl,
+                                                                                time.time() - t0))
+
+                train(model, train_ids, valid_ids, args, seed, on_eval)
+                rows += cur
+                write_csv(csv_path, rows)
+                if seed == fig1_seed:
+                    tinygpt.save(model, model.config, after)
+                    tok.save(after)
+                    fig1_rows[init] = dict(before=similarity(args.clp, HELPER, before),
+                                           after=similarity(args.clp, HELPER, after))
+                    log("  %-15s k-NN overlap with de-small: before %.4f, after %.4f"
+                        % (init, fig1_rows[init]["before"], fig1_rows[init]["after"]))
+                    shutil.rmtree(before)
+                    if init != "random":
+                        shutil.rmtree(after)
+                    else:
+                        log("  trained-from-scratch German large model kept in %s" % after)
+                log("%s seed %d done in %.0fs (total %.0fs)" % (init, seed, time.time() - t0, time.time() - t_start))
+                state = dict(meta=meta, reports=reports, fig1=fig1)
+                if fig1_rows:
+                    prev = fig1["rows"] if fig1 else {}
+                    fig1 = dict(seed=fig1_seed, vocab=len(tok), rows=dict(prev, **fig1_rows))
+                    state["fig1"] = fig1
+                with open(state_path, "w") as f:
+                    json.dump(state, f, indent=2)
+        log("training done in %.0fs" % (time.time() - t_start))
+    for other in [d for d in args.merge.split(",") if d]:
+        with open(os.path.join(other, "run_state.json")) as f:
+            ost = json.load(f)
+        if any(ost["meta"].get(k) != v for k, v in meta.items()):
+            sys.exit("%s was made with other settings %s" % (other, ost["meta"]))
+        orows = read_csv(os.path.join(other, "results.csv"))
+        keys = {(r["init"], r["seed"]) for r in orows}
+        rows = [r for r in rows if (r["init"], r["seed"]) not in keys] + orows
+        reports.update(ost.get("reports", {}))
+        of1 = ost.get("fig1")
+        if of1 and (not fig1 or fig1["seed"] == of1["seed"]):
+            fig1 = dict(of1, rows=dict((fig1 or {}).get("rows", {}), **of1["rows"]))
+        log("merged %d rows (%s) from %s" % (len(orows), ", ".join("%s/%d" % k for k in sorted(keys)), other))
+    if args.merge:
+        write_csv(csv_path, rows)
+        with open(state_path, "w") as f:
+            json.dump(dict(meta=meta, reports=reports, fig1=fig1), f, indent=2)
+    if not rows:
+        sys.exit("no results")
+    seeds_present = sorted({r["seed"] for r in rows})
+    meta_plot = dict(meta, seeds=seeds_present)
+    plot(rows, os.path.join(args.out, "figure2.png"), meta_plot)
+    md = report_md(rows, reports, fig1, meta_plot, os.path.join(args.out, "results.md"))
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
