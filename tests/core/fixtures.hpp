@@ -146,7 +146,7 @@ oracle::matrix values_of(const L& l, index rows, index cols) {
   return m;
 }
 
-/// The bytes of a float row-major Eigen matrix, for bit-identity checks.
+/// Two Eigen matrices hold the same bytes (bit-identity, NaN payloads and signed zeros included).
 template <class M>
 bool same_bits(const M& a, const M& b) {
   return a.rows() == b.rows() && a.cols() == b.cols() &&

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
