@@ -87,6 +87,8 @@ namespace detail {
 struct source_output {
   input_view source;
   output_view output;
+  const char* source_name = "source";  // for messages
+  const char* output_name = "output";
 };
 
 inline double median(std::vector<double> values) {
@@ -132,17 +134,17 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   if (helper.cols < 1) fail(std::string(context) + ": 'helper' has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows, "overlap target", "helper", context);
   check_sorted_ids(overlap.missing_ids, helper.rows, "missing target", "helper", context);
-  for (const auto& [source, output] : pairs) {
+  for (const auto& [source, output, source_name, output_name] : pairs) {
     if (output.rows != helper.rows)
-      fail(std::string(context) + ": 'output' has " + std::to_string(output.rows) + " rows but 'helper' has " +
-           std::to_string(helper.rows));
+      fail(std::string(context) + ": '" + output_name + "' has " + std::to_string(output.rows) +
+           " rows but 'helper' has " + std::to_string(helper.rows));
     if (output.cols != source.cols)
-      fail(std::string(context) + ": 'output' has " + std::to_string(output.cols) + " columns but 'source' has " +
-           std::to_string(source.cols));
+      fail(std::string(context) + ": '" + output_name + "' has " + std::to_string(output.cols) + " columns but '" +
+           source_name + "' has " + std::to_string(source.cols));
     for (index s : overlap.source_ids)
       if (s < 0 || s >= source.rows)
         fail(std::string(context) + ": overlap source id " + std::to_string(s) + " is outside the " +
-             std::to_string(source.rows) + " rows of 'source'");
+             std::to_string(source.rows) + " rows of '" + source_name + "'");
   }
   const index first = options.first_row;
   const index last = options.last_row < 0 ? helper.rows : options.last_row;
@@ -161,7 +163,7 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
   require_finite_rows(helper, "helper", overlap.target_ids, context);
   require_finite_rows(helper, "helper", missing, context);
-  for (const auto& pair : pairs) require_finite_rows(pair.source, "source", overlap.source_ids, context);
+  for (const auto& pair : pairs) require_finite_rows(pair.source, pair.source_name, overlap.source_ids, context);
 
   // --- what every block shares: overlap helper norms, and per source the mean of its
   // overlapping rows (the fallback row)
@@ -194,7 +196,7 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   }
 
   // --- copy the overlapping rows (eq. 2)
-  for (const auto& [source, output] : pairs)
+  for (const auto& [source, output, source_name, output_name] : pairs)
     for (index i = copy_begin; i < copy_end; ++i)
       copy_row(source, overlap.source_ids[i], output, overlap.target_ids[i], row.data());
   report.copied_rows = copy_end - copy_begin;
@@ -330,7 +332,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
     // Weighted sums of the overlapping source rows, for each (source, output) pair.
     for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const auto& [source, output] = pairs[p];
+      const input_view& source = pairs[p].source;
+      const output_view& output = pairs[p].output;
       const index d = source.cols;
       if constexpr (Policy::is_sparse) {
         for (index i = 0; i < m; ++i) {

@@ -52,7 +52,8 @@ synthesis_report transfer(const Source& source, const SourceHead& source_head, c
   } else {
     const std::vector<detail::source_output> pairs{
         {detail::input_view::from(make_view(source)), detail::output_view::from(make_view(output))},
-        {detail::input_view::from(make_view(source_head)), detail::output_view::from(make_view(output_head))}};
+        {detail::input_view::from(make_view(source_head)), detail::output_view::from(make_view(output_head)),
+         "source_head", "output_head"}};
     return detail::synthesize(detail::input_view::from(make_view(helper)), overlap, pairs, policy, options,
                               "clp::transfer");
   }

@@ -80,36 +80,29 @@ void for_each_token(const Vocabulary& vocabulary, F&& f) {
   }
 }
 
-/// token -> id for one vocabulary, rejecting empty vocabularies, negative, too large and
-/// duplicate ids, and a token listed twice.
+/// The (token, id) entries of one vocabulary, rejecting an empty vocabulary, negative, too
+/// large and duplicate ids, and a token listed twice.
 template <class Vocabulary>
-std::unordered_map<std::string, index> index_vocabulary(const Vocabulary& vocabulary, const char* which,
-                                                        index rows, const intersect_options& options,
-                                                        index& count) {
-  std::unordered_map<std::string, index> by_token;
-  std::unordered_map<index, std::string> by_id;
-  count = 0;
+std::vector<std::pair<std::string_view, index>> checked_entries(const Vocabulary& vocabulary, const char* which,
+                                                                index rows) {
+  std::vector<std::pair<std::string_view, index>> entries;
+  std::unordered_map<index, std::string_view> by_id;
+  std::unordered_map<std::string_view, index> by_token;
   for_each_token(vocabulary, [&](std::string_view token, index id) {
-    ++count;
     const std::string quoted = "token '" + std::string(token) + "' (id " + std::to_string(id) + ")";
     if (id < 0) fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " has a negative id");
     if (rows >= 0 && id >= rows)
       fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is past the " +
            std::to_string(rows) + " rows of its embedding matrix");
-    auto [seen, fresh] = by_id.emplace(id, std::string(token));
-    if (!fresh)
-      fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + seen->second + "' and '" +
-           std::string(token) + "' share id " + std::to_string(id));
-    std::string key = options.normalize ? options.normalize(token) : std::string(token);
-    auto [slot, inserted] = by_token.emplace(std::move(key), id);
-    if (!inserted) {
-      if (!options.normalize)
-        fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is listed twice");
-      slot->second = std::min(slot->second, id);
-    }
+    if (auto [seen, fresh] = by_id.emplace(id, token); !fresh)
+      fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(seen->second) +
+           "' and '" + std::string(token) + "' share id " + std::to_string(id));
+    if (!by_token.emplace(token, id).second)
+      fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is listed twice");
+    entries.emplace_back(token, id);
   });
-  if (count == 0) fail(std::string("clp::intersect_vocabularies: the ") + which + " vocabulary is empty");
-  return by_token;
+  if (entries.empty()) fail(std::string("clp::intersect_vocabularies: the ") + which + " vocabulary is empty");
+  return entries;
 }
 
 }  // namespace detail
@@ -130,16 +123,25 @@ template <class SourceVocabulary, class TargetVocabulary>
 vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const TargetVocabulary& target,
                                           const intersect_options& options = {}) {
   vocabulary_overlap result;
-  const auto source_index =
-      detail::index_vocabulary(source, "source", options.source_rows, options, result.source_vocab_size);
-  const auto target_index =
-      detail::index_vocabulary(target, "target", options.target_rows, options, result.target_vocab_size);
-
+  const auto source_entries = detail::checked_entries(source, "source", options.source_rows);
+  const auto target_entries = detail::checked_entries(target, "target", options.target_rows);
+  result.source_vocab_size = static_cast<index>(source_entries.size());
+  result.target_vocab_size = static_cast<index>(target_entries.size());
+  auto key = [&](std::string_view token) {
+    return options.normalize ? options.normalize(token) : std::string(token);
+  };
+  // Source tokens that normalise to one string are one entry, the lowest id; every target
+  // token is looked up on its own, so two target tokens may share a source row.
+  std::unordered_map<std::string, index> source_index;
+  for (const auto& [token, id] : source_entries) {
+    auto [slot, inserted] = source_index.emplace(key(token), id);
+    if (!inserted) slot->second = std::min(slot->second, id);
+  }
   std::vector<std::pair<index, index>> pairs;
   index max_target_id = -1;
-  for (const auto& [token, target_id] : target_index) {
+  for (const auto& [token, target_id] : target_entries) {
     max_target_id = std::max(max_target_id, target_id);
-    if (auto hit = source_index.find(token); hit != source_index.end()) pairs.emplace_back(target_id, hit->second);
+    if (auto hit = source_index.find(key(token)); hit != source_index.end()) pairs.emplace_back(target_id, hit->second);
   }
   if (pairs.empty())
     detail::fail("clp::intersect_vocabularies: the vocabularies share no token (" +
