@@ -17,10 +17,13 @@ namespace clp::program {
 inline io::token_vocabulary read_any_vocabulary(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path)) return io::read_vocabulary(path);
   if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
-  // tokenizer.json files are objects with a "model"; vocab.json files are flat token -> id maps.
+  // tokenizer.json files are objects whose "model" is an object; vocab.json files map tokens
+  // to integers (and may well contain the token "model").
   std::ifstream in(path);
+  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
   const bool tokenizer = path.filename() == "tokenizer.json" ||
-                         (path.filename() != "vocab.json" && nlohmann::json::parse(in, nullptr, false).contains("model"));
+                         (path.filename() != "vocab.json" && document.is_object() && document.contains("model") &&
+                          document["model"].is_object());
   return tokenizer ? io::read_tokenizer_json(path) : io::read_vocab_json(path);
 }
 
