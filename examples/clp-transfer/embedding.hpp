@@ -8,9 +8,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -55,7 +55,8 @@ class embedding_matrix {
     if (tensor.shape.size() != 2)
       io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
                                   io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name));
+    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1],
+                       where + " tensor " + io::detail::quoted_name(name));
     std::visit([&](auto& v) { found.file.read(tensor, v.data(), v.size() * sizeof(v[0])); }, m.data_);
     m.require_finite();
     return m;
@@ -65,13 +66,16 @@ class embedding_matrix {
   embedding_matrix(const std::string& dtype, index rows, index cols, std::string description)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
     const auto n = static_cast<std::size_t>(rows * cols);
-    if (dtype == "F32") data_ = uninitialized_vector<float>(n);
-    else if (dtype == "F64") data_ = uninitialized_vector<double>(n);
-    else if (dtype == "F16") data_ = uninitialized_vector<Eigen::half>(n);
-    else if (dtype == "BF16") data_ = uninitialized_vector<Eigen::bfloat16>(n);
+    if (dtype == "F32")
+      data_ = uninitialized_vector<float>(n);
+    else if (dtype == "F64")
+      data_ = uninitialized_vector<double>(n);
+    else if (dtype == "F16")
+      data_ = uninitialized_vector<Eigen::half>(n);
+    else if (dtype == "BF16")
+      data_ = uninitialized_vector<Eigen::bfloat16>(n);
     else
-      throw std::runtime_error(description_ + ": dtype " + dtype +
-                               " is not an embedding type (F32, F64, F16 or BF16)");
+      throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
   }
 
   const std::string& dtype() const { return dtype_; }

@@ -1,7 +1,7 @@
 // clp-transfer: give a large language model a new vocabulary (CLP-Transfer, Ostendorff & Rehm
 // 2023), and the paper's two diagnostics. See README.md for the method and every option.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
 
   clp::program::transfer_arguments t;
   CLI::App* transfer = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
-  transfer->add_option("--source", t.source, "Large source model folder (config.json, safetensors, tokenizer)")->required();
+  transfer->add_option("--source", t.source, "Large source model folder (config.json, safetensors, tokenizer)")
+      ->required();
   transfer->add_option("--helper", t.helper, "Small helper model folder speaking the target vocabulary")->required();
   transfer->add_option("--output", t.output, "Output model folder (must not exist unless --force)")->required();
   transfer->add_option("--report", t.report, "Also write a JSON report here");
@@ -78,9 +79,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*transfer) clp::program::run_transfer(t);
-    else if (*overlap) clp::program::run_overlap(a, b, json);
-    else if (*similarity) clp::program::run_similarity(s);
+    if (*transfer)
+      clp::program::run_transfer(t);
+    else if (*overlap)
+      clp::program::run_overlap(a, b, json);
+    else if (*similarity)
+      clp::program::run_similarity(s);
   } catch (const std::exception& e) {
     // On a terminal, first clear a progress bar the error may have interrupted.
     std::fprintf(stderr, "%sclp-transfer: error: %s\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "", e.what());

@@ -21,9 +21,9 @@ inline io::token_vocabulary read_any_vocabulary(const std::filesystem::path& pat
   // to integers (and may well contain the token "model").
   std::ifstream in(path);
   const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
-  const bool tokenizer = path.filename() == "tokenizer.json" ||
-                         (path.filename() != "vocab.json" && document.is_object() && document.contains("model") &&
-                          document["model"].is_object());
+  const bool tokenizer =
+      path.filename() == "tokenizer.json" || (path.filename() != "vocab.json" && document.is_object() &&
+                                              document.contains("model") && document["model"].is_object());
   return tokenizer ? io::read_tokenizer_json(path) : io::read_vocab_json(path);
 }
 

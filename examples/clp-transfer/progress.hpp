@@ -47,9 +47,7 @@ class progress_reporter {
 
  private:
   using clock = std::chrono::steady_clock;
-  static double seconds_since(clock::time_point t) {
-    return std::chrono::duration<double>(clock::now() - t).count();
-  }
+  static double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
   bool quiet_, terminal_;
   std::string phase_;

@@ -45,7 +45,8 @@ inline std::vector<index> seeded_sample(index n, index count, std::uint64_t seed
 }
 
 inline void run_similarity(const similarity_arguments& args) {
-  if (args.threads < 0) throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
+  if (args.threads < 0)
+    throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
   if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
     throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
   const io::model_folder a(args.a), b(args.b);
@@ -76,9 +77,7 @@ inline void run_similarity(const similarity_arguments& args) {
   }();
   const knn_overlap_result result = ea.visit([&](auto view_a) {
     return eb.visit([&](auto view_b) {
-      auto tokens_only = [rows](auto v) {
-        return decltype(v)(v.data(), rows, v.cols(), v.outer_stride(), v.order());
-      };
+      auto tokens_only = [rows](auto v) { return decltype(v)(v.data(), rows, v.cols(), v.outer_stride(), v.order()); };
       return clp::knn_overlap(tokens_only(view_a), tokens_only(view_b), queries, options);
     });
   });

@@ -105,7 +105,8 @@ inline void run_transfer(const transfer_arguments& args) {
   }
   if (args.method != "clp" && args.method != "overlap-random" && args.method != "random")
     throw std::runtime_error("--method must be clp, overlap-random or random, not '" + args.method + "'");
-  if (args.threads < 0) throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
+  if (args.threads < 0)
+    throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
   if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
     throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
   for (const auto& input : {args.source, args.helper}) {
@@ -173,8 +174,10 @@ inline void run_transfer(const transfer_arguments& args) {
     using T = typename decltype(source_view)::value_type;
     auto typed = [](embedding_matrix& m) {
       return m.visit([](auto v) -> clp::matrix_view<T> {
-        if constexpr (std::is_same_v<typename decltype(v)::value_type, T>) return v;
-        else throw std::logic_error("output dtype differs from source dtype");
+        if constexpr (std::is_same_v<typename decltype(v)::value_type, T>)
+          return v;
+        else
+          throw std::logic_error("output dtype differs from source dtype");
       });
     };
     const auto out = typed(output_embedding);
@@ -182,8 +185,10 @@ inline void run_transfer(const transfer_arguments& args) {
       helper_embedding.visit([&](auto helper_view) {
         if (source_head) {
           const auto head = source_head->visit([](auto v) -> clp::matrix_view<const T> {
-            if constexpr (std::is_same_v<typename decltype(v)::value_type, T>) return v;
-            else throw std::logic_error("head dtype differs from source dtype");
+            if constexpr (std::is_same_v<typename decltype(v)::value_type, T>)
+              return v;
+            else
+              throw std::logic_error("head dtype differs from source dtype");
           });
           report = clp::transfer(source_view, head, helper_view, overlap, out, typed(*output_head), weighting, options);
         } else {
@@ -240,9 +245,12 @@ inline void run_transfer(const transfer_arguments& args) {
     }
     io::safetensors_writer writer(staging.path() / shard.path().filename(), std::move(specs), shard.metadata());
     for (const io::tensor_entry& t : shard.tensors()) {
-      if (t.name == embedding_name) writer.append(output_embedding.bytes(), output_embedding.byte_size());
-      else if (head_name && t.name == *head_name) writer.append(output_head->bytes(), output_head->byte_size());
-      else io::copy_range(shard.descriptor(), static_cast<off_t>(t.offset), t.byte_size, writer);
+      if (t.name == embedding_name)
+        writer.append(output_embedding.bytes(), output_embedding.byte_size());
+      else if (head_name && t.name == *head_name)
+        writer.append(output_head->bytes(), output_head->byte_size());
+      else
+        io::copy_range(shard.descriptor(), static_cast<off_t>(t.offset), t.byte_size, writer);
       written_bytes += t.byte_size;
       progress.update(double(written_bytes), double(total_bytes));
     }
@@ -263,8 +271,8 @@ inline void run_transfer(const transfer_arguments& args) {
 
   // --- report
   const index missing = overlap.target_rows() - overlap.size();
-  const bool out_of_proportion = report.median_source_row_norm > 0 &&
-                                 report.max_output_row_norm > 4 * report.median_source_row_norm;
+  const bool out_of_proportion =
+      report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
   if (!args.report.empty()) {
     nlohmann::ordered_json json;
     json["source"] = args.source.string();
@@ -290,10 +298,8 @@ inline void run_transfer(const transfer_arguments& args) {
     json["max_output_row_norm"] = report.max_output_row_norm;
     json["median_output_row_norm"] = report.median_output_row_norm;
     json["median_source_row_norm"] = report.median_source_row_norm;
-    json["seconds"] = {{"read", read_seconds},
-                       {"synthesize", synthesize_seconds},
-                       {"write", write_seconds},
-                       {"total", total_seconds}};
+    json["seconds"] = {
+        {"read", read_seconds}, {"synthesize", synthesize_seconds}, {"write", write_seconds}, {"total", total_seconds}};
     // Written beside its final name first, and renamed only once the output is in place.
     detail::write_file_atomically(args.report.string() + ".partial", json.dump(2) + "\n");
   }

@@ -423,6 +423,7 @@ def main():
     ap.add_argument("--merge", default="", help="comma-separated --out folders of other runs (same settings) "
                     "whose results.csv/run_state.json are merged into this one before the report")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--note", default=None, help="text appended to results.md (kept in run_state.json)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     seeds = [int(s) for s in args.seeds.split(",") if s != ""]
@@ -499,7 +500,7 @@ def main():
                     else:
                         log("  trained-from-scratch German large model kept in %s" % after)
                 log("%s seed %d done in %.0fs (total %.0fs)" % (init, seed, time.time() - t0, time.time() - t_start))
-                state = dict(meta=meta, reports=reports, fig1=fig1)
+                state = dict(meta=meta, reports=reports, fig1=fig1, note=state.get("note"))
                 if fig1_rows:
                     prev = fig1["rows"] if fig1 else {}
                     fig1 = dict(seed=fig1_seed, vocab=len(tok), rows=dict(prev, **fig1_rows))
@@ -527,7 +528,11 @@ def main():
     if not rows:
         sys.exit("no results")
     seeds_present = sorted({r["seed"] for r in rows})
-    meta_plot = dict(meta, seeds=seeds_present)
+    if args.note is not None:
+        state = dict(meta=meta, reports=reports, fig1=fig1, note=args.note)
+        with open(state_path, "w") as f:
+            json.dump(state, f, indent=2)
+    meta_plot = dict(meta, seeds=seeds_present, footer=state.get("note") or "")
     plot(rows, os.path.join(args.out, "figure2.png"), meta_plot)
     md = report_md(rows, reports, fig1, meta_plot, os.path.join(args.out, "results.md"))
     print(md)

@@ -192,8 +192,7 @@ inline std::vector<index> nearest_neighbours(const input_view& x, const std::vec
         float* h = s.panel.data() + j * d;
         for (index c = 0; c < d; ++c) h[c] *= inverse_norm[p0 + j];
       }
-      matrix_map(s.cosines.data(), block, pn).noalias() =
-          query_block * matrix_map(s.panel.data(), pn, d).transpose();
+      matrix_map(s.cosines.data(), block, pn).noalias() = query_block * matrix_map(s.panel.data(), pn, d).transpose();
       for (index i = 0; i < m; ++i) {
         float* c = s.cosines.data() + i * pn;
         const index self = queries[std::size_t(row0 + i)];
@@ -220,18 +219,18 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
       fail(std::string(context) + ": '" + name + "' is empty (" + std::to_string(v.rows) + " x " +
            std::to_string(v.cols) + ")");
   if (a.rows != b.rows)
-    fail(std::string(context) + ": 'a' has " + std::to_string(a.rows) + " rows but 'b' has " +
-         std::to_string(b.rows) + " (both must hold the same vocabulary)");
+    fail(std::string(context) + ": 'a' has " + std::to_string(a.rows) + " rows but 'b' has " + std::to_string(b.rows) +
+         " (both must hold the same vocabulary)");
   const index k = options.k;
   if (k < 1) fail(std::string(context) + ": k must be at least 1, got " + std::to_string(k));
   if (k >= a.rows)
-    fail(std::string(context) + ": k = " + std::to_string(k) + " must be smaller than the " +
-         std::to_string(a.rows) + " rows (a token is not its own neighbour)");
+    fail(std::string(context) + ": k = " + std::to_string(k) + " must be smaller than the " + std::to_string(a.rows) +
+         " rows (a token is not its own neighbour)");
   if (queries.empty()) fail(std::string(context) + ": 'queries' is empty");
   for (std::size_t i = 0; i < queries.size(); ++i)
     if (queries[i] < 0 || queries[i] >= a.rows)
-      fail(std::string(context) + ": query id " + std::to_string(queries[i]) + " at position " +
-           std::to_string(i) + " is outside the " + std::to_string(a.rows) + " rows");
+      fail(std::string(context) + ": query id " + std::to_string(queries[i]) + " at position " + std::to_string(i) +
+           " is outside the " + std::to_string(a.rows) + " rows");
   // Every row is a candidate neighbour, so every row must be finite.
   for (const auto& [v, name] : {std::pair(a, "a"), std::pair(b, "b")})
     for (index r = 0; r < v.rows; ++r)
@@ -255,9 +254,12 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
     std::sort(sorted_b.begin(), sorted_b.end());
     index shared = 0;
     for (auto i = sorted_a.begin(), j = sorted_b.begin(); i != sorted_a.end() && j != sorted_b.end();) {
-      if (*i < *j) ++i;
-      else if (*j < *i) ++j;
-      else ++shared, ++i, ++j;
+      if (*i < *j)
+        ++i;
+      else if (*j < *i)
+        ++j;
+      else
+        ++shared, ++i, ++j;
     }
     total += shared;
     result.per_token[std::size_t(t)] = static_cast<float>(double(shared) / double(k));

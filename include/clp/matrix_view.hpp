@@ -32,9 +32,8 @@ enum class storage_order { row_major, column_major };
 /// Element types the algorithms accept. Everything is computed in float32; half and bfloat16
 /// are how checkpoints store embeddings, double is for callers whose data is double.
 template <class T>
-inline constexpr bool is_scalar_v =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Eigen::half> ||
-    std::is_same_v<T, Eigen::bfloat16>;
+inline constexpr bool is_scalar_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                    std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
 
 /// A strided 2-D view of caller-owned memory: element (r, c) lives at
 /// `data[r * outer_stride + c]` (row-major) or `data[c * outer_stride + r]` (column-major).
@@ -60,16 +59,15 @@ class matrix_view {
   matrix_view(T* data, index rows, index cols, index outer_stride, storage_order order)
       : data_(data), rows_(rows), cols_(cols), outer_stride_(outer_stride), order_(order) {
     if (rows < 0 || cols < 0)
-      detail::fail("clp::matrix_view: negative shape " + std::to_string(rows) + " x " +
-                   std::to_string(cols));
+      detail::fail("clp::matrix_view: negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
     const index inner = order == storage_order::row_major ? cols : rows;
     const index outer = order == storage_order::row_major ? rows : cols;
     if (outer > 1 && outer_stride < inner)
       detail::fail("clp::matrix_view: outer stride " + std::to_string(outer_stride) +
                    " is smaller than the inner size " + std::to_string(inner));
     if (data == nullptr && rows * cols != 0)
-      detail::fail("clp::matrix_view: null data for a " + std::to_string(rows) + " x " +
-                   std::to_string(cols) + " matrix");
+      detail::fail("clp::matrix_view: null data for a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                   " matrix");
   }
 
   /// A contiguous buffer: the outer stride is the inner size.
@@ -131,16 +129,16 @@ template <class T, class Alloc>
 matrix_view<T> make_view(std::vector<T, Alloc>& v, index rows, index cols,
                          storage_order order = storage_order::row_major) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
-    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) +
-                 " elements cannot be viewed as " + std::to_string(rows) + " x " + std::to_string(cols));
+    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +
+                 std::to_string(rows) + " x " + std::to_string(cols));
   return matrix_view<T>(v.data(), rows, cols, order);
 }
 template <class T, class Alloc>
 matrix_view<const T> make_view(const std::vector<T, Alloc>& v, index rows, index cols,
                                storage_order order = storage_order::row_major) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
-    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) +
-                 " elements cannot be viewed as " + std::to_string(rows) + " x " + std::to_string(cols));
+    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +
+                 std::to_string(rows) + " x " + std::to_string(cols));
   return matrix_view<const T>(v.data(), rows, cols, order);
 }
 

@@ -57,7 +57,8 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
 /// A standard normal draw that depends only on (seed, row, column): Box-Muller on two
 /// counter-based uniforms, so results do not depend on threads, row order or platform RNGs.
 inline double normal_draw(std::uint64_t seed, index row, index column) {
-  const std::uint64_t key = splitmix64(seed ^ splitmix64(std::uint64_t(row) * 0x100000001B3ull + std::uint64_t(column)));
+  const std::uint64_t key =
+      splitmix64(seed ^ splitmix64(std::uint64_t(row) * 0x100000001B3ull + std::uint64_t(column)));
   const double u1 = (double((key >> 11) | 1u)) * 0x1.0p-53;  // (0, 1): never log(0)
   const double u2 = double(splitmix64(key) >> 11) * 0x1.0p-53;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);

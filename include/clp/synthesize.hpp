@@ -98,7 +98,6 @@ inline double median(std::vector<double> values) {
   return *middle;
 }
 
-
 inline void require_finite_rows(const input_view& v, const char* name, const std::vector<index>& rows,
                                 const char* context) {
   for (index r : rows)
@@ -209,8 +208,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // ways feed the products the same panels, so they give the same bits.
   const int threads = resolve_threads(options.threads);
   const index k_max = [&] {
-    if constexpr (Policy::is_sparse) return policy.max_neighbours(n_overlap);
-    else return index(0);
+    if constexpr (Policy::is_sparse)
+      return policy.max_neighbours(n_overlap);
+    else
+      return index(0);
   }();
   index resident_width = d_helper;
   if constexpr (!Policy::is_sparse)
@@ -218,8 +219,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   const index budget = static_cast<index>(options.tile_bytes / sizeof(float));
   const bool resident = n_overlap * resident_width <= budget / 2;
   const index panel_width = resident ? 0 : std::max(d_helper, d_source);
-  const index per_thread = ((resident ? budget - n_overlap * resident_width : budget) / threads) -
-                           panel_rows * panel_width;
+  const index per_thread =
+      ((resident ? budget - n_overlap * resident_width : budget) / threads) - panel_rows * panel_width;
   const index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
   const auto round_up = [](index n, index step) { return (n + step - 1) / step * step; };
   index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
@@ -324,8 +325,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
         }
         sums = sums_of(c, n_overlap);
       }
-      if (f & (zero_norm | fallback)) effective[row0 + i] = double(n_overlap);
-      else effective[row0 + i] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
+      if (f & (zero_norm | fallback))
+        effective[row0 + i] = double(n_overlap);
+      else
+        effective[row0 + i] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
       if (sums.sum_abs > 2) f |= inflated;
     }
     // Padding rows carry no weight (their cosines are 0 already for dense policies).
@@ -354,8 +357,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
           if (!resident) gather_rows(source, overlap.source_ids.data() + p0, pn, panel), a = panel;
           const auto w = strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap));
           const auto values = Eigen::Map<const row_major_matrix>(a, pn, d);
-          if (p0 == 0) result.noalias() = w * values;
-          else result.noalias() += w * values;
+          if (p0 == 0)
+            result.noalias() = w * values;
+          else
+            result.noalias() += w * values;
         }
       }
       for (index i = 0; i < m; ++i) {

@@ -95,8 +95,8 @@ std::vector<std::pair<std::string_view, index>> checked_entries(const Vocabulary
       fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is past the " +
            std::to_string(rows) + " rows of its embedding matrix");
     if (auto [seen, fresh] = by_id.emplace(id, token); !fresh)
-      fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(seen->second) +
-           "' and '" + std::string(token) + "' share id " + std::to_string(id));
+      fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(seen->second) + "' and '" +
+           std::string(token) + "' share id " + std::to_string(id));
     if (!by_token.emplace(token, id).second)
       fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is listed twice");
     entries.emplace_back(token, id);
@@ -127,9 +127,7 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
   const auto target_entries = detail::checked_entries(target, "target", options.target_rows);
   result.source_vocab_size = static_cast<index>(source_entries.size());
   result.target_vocab_size = static_cast<index>(target_entries.size());
-  auto key = [&](std::string_view token) {
-    return options.normalize ? options.normalize(token) : std::string(token);
-  };
+  auto key = [&](std::string_view token) { return options.normalize ? options.normalize(token) : std::string(token); };
   // Source tokens that normalise to one string are one entry, the lowest id; every target
   // token is looked up on its own, so two target tokens may share a source row.
   std::unordered_map<std::string, index> source_index;
@@ -158,8 +156,10 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
   result.missing_ids.reserve(static_cast<std::size_t>(rows) - pairs.size());
   auto next_overlap = result.target_ids.begin();
   for (index id = 0; id < rows; ++id) {
-    if (next_overlap != result.target_ids.end() && *next_overlap == id) ++next_overlap;
-    else result.missing_ids.push_back(id);
+    if (next_overlap != result.target_ids.end() && *next_overlap == id)
+      ++next_overlap;
+    else
+      result.missing_ids.push_back(id);
   }
   return result;
 }

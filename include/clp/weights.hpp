@@ -67,9 +67,7 @@ inline index select_top_k(const float* cosines, index n, index k, index* neighbo
   k = std::min(k, n);
   if (k <= 0) return 0;
   // "a ranks before b": larger cosine, then lower index.
-  auto before = [cosines](index a, index b) {
-    return cosines[a] > cosines[b] || (cosines[a] == cosines[b] && a < b);
-  };
+  auto before = [cosines](index a, index b) { return cosines[a] > cosines[b] || (cosines[a] == cosines[b] && a < b); };
   index size = 0;
   for (index j = 0; j < n; ++j) {
     if (size < k) {
@@ -105,8 +103,7 @@ struct top_k_weights {
     double sum = 0;
     for (index i = 0; i < count; ++i) sum += std::max(cosines[neighbour[i]], 0.0f);
     if (!(sum > 0)) return 0;
-    for (index i = 0; i < count; ++i)
-      weight[i] = static_cast<float>(std::max(cosines[neighbour[i]], 0.0f) / sum);
+    for (index i = 0; i < count; ++i) weight[i] = static_cast<float>(std::max(cosines[neighbour[i]], 0.0f) / sum);
     return count;
   }
 };

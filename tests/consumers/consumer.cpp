@@ -19,7 +19,7 @@ int main() {
   const auto report = clp::transfer(source, helper, overlap, output);
   const bool copied = output.row(1) == source.row(1) && output.row(2) == source.row(0);
   const bool finite = output.allFinite();
-  std::printf("clp %d.%d.%d: %td copied, %td synthesised\n", clp::version_major, clp::version_minor,
-              clp::version_patch, report.copied_rows, report.synthesized_rows);
+  std::printf("clp %d.%d.%d: %td copied, %td synthesised\n", clp::version_major, clp::version_minor, clp::version_patch,
+              report.copied_rows, report.synthesized_rows);
   return copied && finite && report.synthesized_rows == 2 ? 0 : 1;
 }

@@ -28,8 +28,7 @@ namespace detail {
 template <class Element, class Container>
 matrix_view<Element> view_xtensor(Container& m) {
   if (m.dimension() != 2)
-    fail("clp: xtensor container of dimension " + std::to_string(m.dimension()) +
-         " is not a matrix");
+    fail("clp: xtensor container of dimension " + std::to_string(m.dimension()) + " is not a matrix");
   const auto rows = static_cast<index>(m.shape()[0]);
   const auto cols = static_cast<index>(m.shape()[1]);
   const auto s0 = static_cast<index>(m.strides()[0]);
@@ -37,8 +36,7 @@ matrix_view<Element> view_xtensor(Container& m) {
   if (cols <= 1 || s1 == 1)
     return matrix_view<Element>(m.data(), rows, cols, rows <= 1 ? cols : s0, storage_order::row_major);
   if (rows <= 1 || s0 == 1)
-    return matrix_view<Element>(m.data(), rows, cols, cols <= 1 ? rows : s1,
-                                storage_order::column_major);
+    return matrix_view<Element>(m.data(), rows, cols, cols <= 1 ? rows : s1, storage_order::column_major);
   fail("clp: xtensor container with strides (" + std::to_string(s0) + ", " + std::to_string(s1) +
        ") cannot be viewed without a copy");
 }

@@ -21,10 +21,14 @@ enum class scalar_kind { f32, f64, f16, bf16 };
 
 template <class T>
 constexpr scalar_kind kind_of() {
-  if constexpr (std::is_same_v<T, float>) return scalar_kind::f32;
-  else if constexpr (std::is_same_v<T, double>) return scalar_kind::f64;
-  else if constexpr (std::is_same_v<T, Eigen::half>) return scalar_kind::f16;
-  else return scalar_kind::bf16;
+  if constexpr (std::is_same_v<T, float>)
+    return scalar_kind::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return scalar_kind::f64;
+  else if constexpr (std::is_same_v<T, Eigen::half>)
+    return scalar_kind::f16;
+  else
+    return scalar_kind::bf16;
 }
 
 template <class Void>
@@ -49,10 +53,14 @@ using output_view = basic_erased_view<void>;
 template <class Void, class F>
 decltype(auto) visit_kind(const basic_erased_view<Void>& v, F&& f) {
   switch (v.kind) {
-    case scalar_kind::f32: return f(static_cast<float*>(nullptr));
-    case scalar_kind::f64: return f(static_cast<double*>(nullptr));
-    case scalar_kind::f16: return f(static_cast<Eigen::half*>(nullptr));
-    case scalar_kind::bf16: break;
+    case scalar_kind::f32:
+      return f(static_cast<float*>(nullptr));
+    case scalar_kind::f64:
+      return f(static_cast<double*>(nullptr));
+    case scalar_kind::f16:
+      return f(static_cast<Eigen::half*>(nullptr));
+    case scalar_kind::bf16:
+      break;
   }
   return f(static_cast<Eigen::bfloat16*>(nullptr));
 }
@@ -64,7 +72,8 @@ inline void load_row(const input_view& v, index r, float* dst) {
     const T* row = v.typed<const T>() + r * v.row_stride;
     const index cs = v.col_stride;
     if (cs == 1) {
-      if constexpr (std::is_same_v<T, float>) std::memcpy(dst, row, sizeof(float) * std::size_t(v.cols));
+      if constexpr (std::is_same_v<T, float>)
+        std::memcpy(dst, row, sizeof(float) * std::size_t(v.cols));
       else
         for (index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c]);
     } else {
