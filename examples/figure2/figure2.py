@@ -308,13 +308,16 @@ def report_md(rows, reports, fig1, meta, path):
         for init in inits:
             s = summary.get(init, {})
             finals = [v["final"] for v in s.values()]
-            shares = [v["share"] for v in s.values() if v["share"] is not None]
+            shares = [v["share"] for sd_, v in s.items() if v["share"] is not None]
+            measurable = [sd_ for sd_ in s if "random" in cv and sd_ in cv["random"]]
             beats = [v["beats"] for v in s.values() if v["beats"] is not None]
             L.append("| %s | %d | %.1f | %s | %.1f | %.1f | %s | %s |" % (
                 init, len(finals), statistics.fmean(finals),
                 "%.1f" % statistics.stdev(finals) if len(finals) > 1 else "-", min(finals), max(finals),
-                "%.0f%%" % (100 * statistics.fmean(shares)) if shares and len(shares) == len(finals) else
-                ("-" if init == "random" else "not reached (some seeds)"),
+                "-" if init == "random" else (
+                    "n/a (no random run)" if not measurable else
+                    ("%.0f%% (seeds with a random run: %d)" % (100 * statistics.fmean(shares), len(measurable))
+                     if len(shares) == len(measurable) else "not reached (some seeds)")),
                 "-" if not beats else ("yes" if all(beats) and len(beats) == len(finals) else "no")))
         L.append("")
 
@@ -322,40 +325,38 @@ def report_md(rows, reports, fig1, meta, path):
     clp_inits = [i for i in inits if i.startswith("clp-") and summary.get(i)]
     if clp_inits and "overlap-random" in summary:
         L.append("## Default weighting: does it beat overlap-random everywhere and is it the best?\n")
+        full = [i for i in clp_inits if all(x["last"] == meta["steps"] for x in summary[i].values())]
+        ref = sorted(set.intersection(*[set(summary[i]) for i in full])) if full else []
+        stds = {i: statistics.stdev([x["final"] for x in summary[i].values()])
+                for i in full if len(summary[i]) > 1}
+        noise = max(stds.values()) if stds else None
         L.append("Criterion (from the issue): below overlap-random at every evaluation after step 0 (every "
-                 "seed), and the lowest mean perplexity of all policies or within noise of it (noise = "
-                 "the larger standard deviation across seeds of the two; with one seed the noise is not "
-                 "measured and only the best qualifies). Perplexities are compared at the last step that "
-                 "every CLP run of the seed reached (the final step unless a run was cut).\n")
-        at = {}
-        for sd in seeds:
-            lasts = [summary[i][sd]["last"] for i in clp_inits if sd in summary[i]]
-            at[sd] = min(lasts) if lasts else None
-        stats = {}
-        for init in clp_inits:
-            v = summary[init]
-            finals = [next(p for _, s_, p in cv[init][sd] if s_ == at[sd]) for sd in v]
-            stats[init] = dict(mean=statistics.fmean(finals),
-                               std=statistics.stdev(finals) if len(finals) > 1 else None,
-                               beats=all(x["beats"] for x in v.values()) and len(v) == len(seeds),
-                               n=len(finals))
-        best = min(stats, key=lambda i: stats[i]["mean"])
-        L.append("Compared at step(s): %s.\n" % ", ".join("seed %d: %d" % (sd, at[sd]) for sd in seeds
-                                                          if at[sd] is not None))
-        L.append("| weighting | seeds | mean ppl | std | beats o-r at every step > 0 | within noise of best (%s) | qualifies |"
-                 % best)
-        L.append("|---|---|---|---|---|---|---|")
+                 "seed run), and the lowest final perplexity of all policies or within noise of it. Final "
+                 "perplexities are compared on the seeds every complete CLP run has (%s); noise = the largest "
+                 "standard deviation across seeds of a CLP run's final perplexity (%s). Runs cut before step "
+                 "%d are not ranked.\n" % (", ".join(map(str, ref)) or "none",
+                                             "not measured: one seed" if noise is None else "%.1f, from %s" % (
+                                                 noise, ", ".join(sorted(stds))), meta["steps"]))
+        stats = {i: statistics.fmean(summary[i][sd]["final"] for sd in ref) for i in full}
+        best = min(stats, key=stats.get) if stats else None
+        L.append("| weighting | seeds run | final ppl (seeds %s) | beats o-r at every step > 0 | within noise of best (%s) | qualifies |"
+                 % (",".join(map(str, ref)), best))
+        L.append("|---|---|---|---|---|---|")
         qualifying = []
         for init in clp_inits:
-            st = stats[init]
-            stds = [x for x in (st["std"], stats[best]["std"]) if x is not None]
-            within = init == best or (bool(stds) and st["mean"] - stats[best]["mean"] <= max(stds))
-            ok = st["beats"] and within
+            v = summary[init]
+            beats = all(x["beats"] for x in v.values())
+            if init in stats:
+                within = init == best or (noise is not None and stats[init] - stats[best] <= noise)
+                val = "%.1f" % stats[init]
+            else:
+                within, val = False, "cut at step %d" % min(x["last"] for x in v.values())
+            ok = beats and within
             if ok:
                 qualifying.append(init)
-            L.append("| %s | %d | %.1f | %s | %s | %s | %s |" % (
-                init, st["n"], st["mean"], "-" if st["std"] is None else "%.1f" % st["std"],
-                "yes" if st["beats"] else "no", "yes" if within else "no", "**yes**" if ok else "no"))
+            L.append("| %s | %s | %s | %s | %s | %s |" % (
+                init, ",".join(map(str, sorted(v))), val, "yes" if beats else "no",
+                "yes" if within else "no", "**yes**" if ok else "no"))
         L.append("")
         L.append("Qualifying: %s.\n" % (", ".join(qualifying) if qualifying else "none"))
 
