@@ -23,7 +23,7 @@ namespace clp::program {
 
 /// The weighting the program uses unless told otherwise; README "Choosing the weighting" has
 /// the measurement behind it.
-inline constexpr const char* default_weighting = "sparsemax";
+inline constexpr const char* default_weighting = "top-k";
 
 struct transfer_arguments {
   std::filesystem::path source, helper, output, report;
