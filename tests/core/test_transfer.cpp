@@ -134,11 +134,11 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   CHECK(rows.find("has 599 rows but 'helper' has 600") != std::string::npos);
   row_major wide_head = row_major::Constant(600, 29, float(sentinel));
   const std::string cols = error_of([&] { clp::transfer(source, source_head, helper, p.overlap, output, wide_head); });
-  CHECK(cols.find("has 29 columns but 'source' has 28") != std::string::npos);
+  CHECK(cols.find("'output_head' has 29 columns but 'source_head' has 28") != std::string::npos);
   const row_major few_head_rows = source_head.topRows(100);
   row_major head = row_major::Constant(600, 28, float(sentinel));
   const std::string ids = error_of([&] { clp::transfer(source, few_head_rows, helper, p.overlap, output, head); });
-  CHECK(ids.find("is outside the 100 rows of 'source'") != std::string::npos);
+  CHECK(ids.find("is outside the 100 rows of 'source_head'") != std::string::npos);
   CHECK((output.array() == float(sentinel)).all());
   CHECK((head.array() == float(sentinel)).all());
   row_major narrow = row_major::Constant(600, 39, float(sentinel));
