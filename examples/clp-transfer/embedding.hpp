@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -103,13 +104,16 @@ class embedding_matrix {
 
  private:
   void require_finite() const {
-    visit([&](auto view) {
-      for (index r = 0; r < view.rows(); ++r)
-        for (index c = 0; c < view.cols(); ++c)
-          if (!std::isfinite(static_cast<double>(view(r, c))))
-            throw std::runtime_error(description_ + ": row " + std::to_string(r) + " column " + std::to_string(c) +
-                                     " is NaN or infinite");
-    });
+    std::visit(
+        [&](const auto& v) {
+          // One flat pass over the contiguous storage; the position is worked out only on failure.
+          const auto bad = std::find_if(v.begin(), v.end(), [](auto x) { return !std::isfinite(float(x)); });
+          if (bad == v.end()) return;
+          const auto at = static_cast<index>(bad - v.begin());
+          throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
+                                   std::to_string(at % cols_) + " is NaN or infinite");
+        },
+        data_);
   }
 
   std::string dtype_;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -129,8 +130,11 @@ inline void run_transfer(const transfer_arguments& args) {
   const std::string helper_embedding_name =
       io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
 
+  // The two large reads (and their NaN checks) overlap: each is a pread plus one pass.
+  auto reading_helper =
+      std::async(std::launch::async, [&] { return embedding_matrix::read(helper, helper_embedding_name); });
   const embedding_matrix source_embedding = embedding_matrix::read(source, embedding_name);
-  const embedding_matrix helper_embedding = embedding_matrix::read(helper, helper_embedding_name);
+  const embedding_matrix helper_embedding = reading_helper.get();
   std::optional<embedding_matrix> source_head;
   if (head_name) source_head = embedding_matrix::read(source, *head_name);
 

@@ -104,7 +104,14 @@ inline void store_row(const output_view& v, index r, const float* src) {
   visit_kind(v, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* row = v.typed<T>() + r * v.row_stride;
-    for (index c = 0; c < v.cols; ++c) row[c * v.col_stride] = static_cast<T>(src[c]);
+    if (v.col_stride == 1) {
+      if constexpr (std::is_same_v<T, float>)
+        std::memcpy(row, src, sizeof(float) * std::size_t(v.cols));
+      else
+        for (index c = 0; c < v.cols; ++c) row[c] = static_cast<T>(src[c]);
+    } else {
+      for (index c = 0; c < v.cols; ++c) row[c * v.col_stride] = static_cast<T>(src[c]);
+    }
   });
 }
 
