@@ -5,16 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libeigen3-dev doctest-dev libxtensor-dev xtl-dev
-          nlohmann-json3-dev libcli11-dev libopenblas-dev)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash cmake/install-debian-packages.sh
 
 cmake --preset release
 cmake --build --preset release --target clp-transfer
