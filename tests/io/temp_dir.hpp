@@ -14,25 +14,9 @@
 
 #include <doctest/doctest.h>
 
-/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
-struct temp_dir {
-  std::filesystem::path path;
+#include "../common/temp_dir.hpp"
 
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "clp-io-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-
-  /// @param[in] name  entry inside the directory
-  std::filesystem::path operator/(const std::string& name) const { return path / name; }
-};
+using clp_test::temp_dir;
 
 /// Writes `bytes` to `file`, replacing it.
 /// @param[in] file   file to write

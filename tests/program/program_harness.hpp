@@ -25,31 +25,15 @@
 
 #include <doctest/doctest.h>
 
+#include "../common/temp_dir.hpp"
+
 extern char** environ;
 
 namespace program_test {
 
 namespace fs = std::filesystem;
 
-/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
-struct temp_dir {
-  fs::path path;
-
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "clp-program-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-
-  /// @param[in] name  entry inside the directory
-  fs::path operator/(const std::string& name) const { return path / name; }
-};
+using clp_test::temp_dir;
 
 /// Writes `bytes` to `file`, replacing it.
 inline void write_file(const fs::path& file, std::string_view bytes) {
