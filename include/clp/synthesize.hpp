@@ -47,7 +47,8 @@ struct synthesis_options {
   /// * (d_helper + d_source) bytes (d_helper alone for a sparse policy), fit in half of it they
   /// are gathered once and shared; the rest is split between the threads, each needing about
   /// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
-  /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least.
+  /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and
+  /// at most 480 when the panels are shared.
   /// The default, 256 MiB, is the smallest measured to keep re-gathering the panels below the
   /// noise at the BLOOM-7B1 shape (README, "Speed and memory").
   std::size_t tile_bytes = std::size_t(256) << 20;
@@ -98,12 +99,26 @@ inline double median(std::vector<double> values) {
   return *middle;
 }
 
-inline void require_finite_rows(const input_view& v, const char* name, const std::vector<index>& rows,
+/// Throws naming the first (lowest listed) row of v among `rows` with a NaN or infinite
+/// element. The rows are screened in parallel, in chunks.
+inline void require_finite_rows(const input_view& v, const char* name, const std::vector<index>& rows, int threads,
                                 const char* context) {
-  for (index r : rows)
-    if (index c = first_non_finite(v, r); c >= 0)
-      fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " + std::to_string(c) +
-           " is NaN or infinite");
+  constexpr index chunk = 1024;
+  const index n = static_cast<index>(rows.size());
+  std::vector<index> first_bad((n + chunk - 1) / chunk, -1);  // per chunk: position in rows
+  parallel_for(index(first_bad.size()), threads, [&](index k, int) {
+    for (index i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i)
+      if (first_non_finite(v, rows[i]) >= 0) {
+        first_bad[k] = i;
+        return;
+      }
+  });
+  for (index i : first_bad)
+    if (i >= 0) {
+      const index r = rows[i];
+      fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " +
+           std::to_string(first_non_finite(v, r)) + " is NaN or infinite");
+    }
 }
 
 inline void check_sorted_ids(const std::vector<index>& ids, index rows, const char* what, const char* matrix,
@@ -160,44 +175,60 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   const std::vector<index> missing(overlap.missing_ids.begin() + miss_begin, overlap.missing_ids.begin() + miss_end);
   const index n_missing = static_cast<index>(missing.size());
 
-  require_finite_rows(helper, "helper", overlap.target_ids, context);
-  require_finite_rows(helper, "helper", missing, context);
-  for (const auto& pair : pairs) require_finite_rows(pair.source, pair.source_name, overlap.source_ids, context);
+  const int threads = resolve_threads(options.threads);
+  require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
+  require_finite_rows(helper, "helper", missing, threads, context);
+  for (const auto& pair : pairs)
+    require_finite_rows(pair.source, pair.source_name, overlap.source_ids, threads, context);
 
-  // --- what every block shares: overlap helper norms, and per source the mean of its
-  // overlapping rows (the fallback row)
+  // --- one parallel pass over the overlap, panel by panel: the helper rows' norms, per
+  // source the sum of its overlapping rows (for their mean, the fallback row) and the norms
+  // of the first source's rows, and the copy of the overlapping rows in the range (eq. 2).
+  // Panel sums are added in panel order, so the mean does not depend on the thread count.
   const index d_helper = helper.cols;
   index d_source = 0;
   for (const auto& pair : pairs) d_source = std::max(d_source, pair.source.cols);
-  std::vector<float> row(static_cast<std::size_t>(std::max(d_helper, d_source)));
+  const index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
   std::vector<float> inverse_norm(static_cast<std::size_t>(n_overlap));
-  for (index j = 0; j < n_overlap; ++j) {
-    load_row(helper, overlap.target_ids[j], row.data());
-    const double norm = row_norm(row.data(), d_helper);
-    inverse_norm[j] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
-  }
+  std::vector<double> source_norm(static_cast<std::size_t>(n_overlap));
+  std::vector<std::vector<double>> panel_sums(pairs.size());
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    panel_sums[p].assign(static_cast<std::size_t>(n_panels * pairs[p].source.cols), 0.0);
+  std::vector<std::vector<float>> rows(static_cast<std::size_t>(threads),
+                                       std::vector<float>(static_cast<std::size_t>(std::max(d_helper, d_source))));
+  parallel_for(n_panels, threads, [&](index panel, int worker) {
+    float* const row = rows[static_cast<std::size_t>(worker)].data();
+    const index p0 = panel * panel_rows, p1 = std::min(n_overlap, p0 + panel_rows);
+    for (index j = p0; j < p1; ++j) {
+      load_row(helper, overlap.target_ids[j], row);
+      const double norm = row_norm(row, d_helper);
+      inverse_norm[j] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
+    }
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const auto& [source, output, source_name, output_name] = pairs[p];
+      double* const sum = panel_sums[p].data() + panel * source.cols;
+      for (index j = p0; j < p1; ++j) {
+        load_row(source, overlap.source_ids[j], row);
+        for (index c = 0; c < source.cols; ++c) sum[c] += row[c];
+        if (p == 0) source_norm[j] = row_norm(row, source.cols);
+        if (j >= copy_begin && j < copy_end) copy_row(source, overlap.source_ids[j], output, overlap.target_ids[j], row);
+      }
+    }
+  });
   synthesis_report report;
   report.overlap = n_overlap;
+  report.median_source_row_norm = median(std::move(source_norm));
   std::vector<std::vector<float>> means;
   for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const input_view& source = pairs[p].source;
-    std::vector<double> sum(static_cast<std::size_t>(source.cols), 0.0);
-    std::vector<double> norms;
-    for (index s : overlap.source_ids) {
-      load_row(source, s, row.data());
-      for (index c = 0; c < source.cols; ++c) sum[c] += row[c];
-      if (p == 0) norms.push_back(row_norm(row.data(), source.cols));
+    const index cols = pairs[p].source.cols;
+    std::vector<float> mean(static_cast<std::size_t>(cols));
+    for (index c = 0; c < cols; ++c) {
+      double sum = 0;
+      for (index panel = 0; panel < n_panels; ++panel) sum += panel_sums[p][panel * cols + c];
+      mean[c] = static_cast<float>(sum / double(n_overlap));
     }
-    std::vector<float> mean(sum.size());
-    for (std::size_t c = 0; c < sum.size(); ++c) mean[c] = static_cast<float>(sum[c] / double(n_overlap));
     means.push_back(std::move(mean));
-    if (p == 0) report.median_source_row_norm = median(std::move(norms));
   }
-
-  // --- copy the overlapping rows (eq. 2)
-  for (const auto& [source, output, source_name, output_name] : pairs)
-    for (index i = copy_begin; i < copy_end; ++i)
-      copy_row(source, overlap.source_ids[i], output, overlap.target_ids[i], row.data());
   report.copied_rows = copy_end - copy_begin;
   report.synthesized_rows = n_missing;
   if (n_missing == 0) return report;
@@ -206,7 +237,6 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // source rows, as float32) are gathered once and shared by every block when they fit in half
   // the budget; otherwise each block gathers them panel by panel into its own scratch. Both
   // ways feed the products the same panels, so they give the same bits.
-  const int threads = resolve_threads(options.threads);
   const index k_max = [&] {
     if constexpr (Policy::is_sparse)
       return policy.max_neighbours(n_overlap);
@@ -224,6 +254,9 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   const index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
   const auto round_up = [](index n, index step) { return (n + step - 1) / step * step; };
   index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
+  // With the panels shared nothing is re-gathered per block, and taller blocks only add
+  // first-touch page faults and cache misses on the cosine block: cap them.
+  if (resident) block = std::min(block, max_shared_block);
   // Balance: a multiple of `threads` blocks of equal height, so no worker idles at the end.
   index n_blocks = (n_missing + block - 1) / block;
   n_blocks = std::min(round_up(n_blocks, threads), (n_missing + block_quantum - 1) / block_quantum);
@@ -232,7 +265,6 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
   // Panel p covers overlap entries [p * panel_rows, ...): the helper's rows normalised, and the
   // rows of each source.
-  const index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
   auto gather_helper_panel = [&](index p0, index pn, float* into) {
     gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
     for (index j = 0; j < pn; ++j) {
@@ -262,7 +294,7 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   std::vector<double> output_norm(static_cast<std::size_t>(n_missing), 0.0);
 
   struct scratch {
-    scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row;
+    scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
     scratch_buffer<index> neighbour, count;
   };
   std::vector<scratch> workers(static_cast<std::size_t>(threads));
@@ -278,6 +310,7 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     float* const weights = s.weight.reserve(std::size_t(block * k_max));
     index* const counts = s.count.reserve(std::size_t(block));
     float* const source_row = s.source_row.reserve(std::size_t(d_source));
+    float* const scale = s.scale.reserve(std::size_t(block));
 
     const index row0 = b * block;
     const index m = std::min(block, n_missing - row0);
@@ -306,32 +339,38 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
           queries * Eigen::Map<const row_major_matrix>(h, pn, d_helper).transpose();
     }
 
-    // Weights, one row at a time.
+    // Weights, one row at a time. A dense policy leaves a row of weights up to a factor,
+    // scale[i], applied below to the (shorter) output row.
     for (index i = 0; i < m; ++i) {
       float* c = cosines + i * n_overlap;
       std::uint8_t& f = flags[row0 + i];
-      if (max_of(c, n_overlap) <= 0) f |= no_positive;
-      row_sums sums;
+      double sum_abs = 0, sum_squares = 0;
       if constexpr (Policy::is_sparse) {
+        if (max_of(c, n_overlap) <= 0) f |= no_positive;
         index* nb = neighbours + i * k_max;
         float* w = weights + i * k_max;
         counts[i] = (f & zero_norm) ? 0 : policy(c, n_overlap, nb, w);
         if (counts[i] == 0 && !(f & zero_norm)) f |= fallback;
-        sums = sums_of(w, counts[i]);
+        const cosine_statistics s = statistics_of(w, counts[i]);
+        sum_abs = s.sum_abs, sum_squares = s.sum_squares;
+        scale[i] = 1.0f;
       } else {
-        if ((f & zero_norm) || !policy(c, n_overlap)) {
-          if (!(f & zero_norm)) f |= fallback;
-          std::fill(c, c + n_overlap, 0.0f);
-        }
-        sums = sums_of(c, n_overlap);
+        const cosine_statistics s = statistics_of(c, n_overlap);
+        if (s.max <= 0) f |= no_positive;
+        dense_weights w;
+        if (!(f & zero_norm)) w = policy(c, n_overlap, s);
+        if (!(w.scale != 0 && std::isfinite(w.scale)) && !(f & zero_norm)) f |= fallback;
+        sum_abs = w.sum_abs, sum_squares = w.sum_squares;
+        scale[i] = static_cast<float>(w.scale);
       }
       if (f & (zero_norm | fallback))
         effective[row0 + i] = double(n_overlap);
       else
-        effective[row0 + i] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
-      if (sums.sum_abs > 2) f |= inflated;
+        effective[row0 + i] = sum_squares > 0 ? 1.0 / sum_squares : 0.0;
+      if (sum_abs > 2) f |= inflated;
     }
-    // Padding rows carry no weight (their cosines are 0 already for dense policies).
+    // Padding rows carry no weight (their cosines are 0, as their query rows are). The
+    // products below still run over the rows that fall back; their results are replaced.
 
     // Weighted sums of the overlapping source rows, for each (source, output) pair.
     for (std::size_t p = 0; p < pairs.size(); ++p) {
@@ -365,7 +404,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
       }
       for (index i = 0; i < m; ++i) {
         float* out = accumulator + i * d;
-        if (flags[row0 + i] & (zero_norm | fallback)) std::copy(means[p].begin(), means[p].end(), out);
+        if (flags[row0 + i] & (zero_norm | fallback))
+          std::copy(means[p].begin(), means[p].end(), out);
+        else if (scale[i] != 1.0f)
+          for (index c = 0; c < d; ++c) out[c] *= scale[i];
         store_row(output, missing[row0 + i], out);
         if (p == 0) output_norm[row0 + i] = row_norm(out, d);
       }

@@ -5,56 +5,122 @@
 /// Weighting policies: how the cosine similarities of one missing target token to the
 /// overlapping tokens become the weights of eq. 3, e_t = sum_j w_tj a_j.
 ///
-/// A policy is a small value type. A dense policy (`is_sparse = false`) rewrites a row of
-/// |overlap| cosines into |overlap| weights in place. A sparse policy (`is_sparse = true`)
-/// picks at most `max_neighbours(n)` (overlap index, weight) pairs, and synthesis then reads
-/// only those source rows. Either returns false when the row cannot be weighted (no usable
-/// similarity); synthesis then falls back to the plain mean of the overlapping source rows
-/// and counts the row. Add a policy by writing such a type: synthesis does not change.
+/// A policy is a small value type. A dense policy (`is_sparse = false`) turns a row of
+/// |overlap| cosines into |overlap| weights: it may rewrite the row in place, and returns a
+/// `dense_weights` whose `scale` multiplies the row as the policy left it (paper_weights only
+/// returns 1 / sum and leaves the row alone, so the synthesis applies the scale to the much
+/// shorter output row instead of to every weight). A sparse policy (`is_sparse = true`) picks
+/// at most `max_neighbours(n)` (overlap index, weight) pairs, and synthesis then reads only
+/// those source rows. Either reports a row it cannot weight (no usable similarity): scale 0,
+/// or no pairs. Synthesis then falls back to the plain mean of the overlapping source rows and
+/// counts the row. Add a policy by writing such a type: synthesis does not change.
 ///
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.
 
-#include <clp/detail/reductions.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <variant>
 
 namespace clp {
 
+/// One pass over a row of cosines, made once by the synthesis and handed to dense policies.
+/// Sums are in double, over fixed lanes added in a fixed order: the result depends only on
+/// the row.
+struct cosine_statistics {
+  double max = 0;           ///< max_j cos_j (-infinity for an empty row)
+  double sum = 0;           ///< sum_j cos_j
+  double sum_abs = 0;       ///< sum_j |cos_j|
+  double sum_squares = 0;   ///< sum_j cos_j^2
+  double sum_positive = 0;  ///< sum_j max(cos_j, 0)
+};
+
+/// What a dense policy made of a row: its weights are `scale` times the row as the policy
+/// left it. `scale == 0` means the row cannot be weighted. `sum_abs` and `sum_squares` are
+/// those of the final weights (they feed the report's inflated rows and effective neighbours).
+struct dense_weights {
+  double scale = 0;
+  double sum_abs = 0;
+  double sum_squares = 0;
+};
+
+/// The statistics of x[0..n).
+inline cosine_statistics statistics_of(const float* x, index n) {
+  // Eight lanes as fixed-size Eigen arrays (vectorised lane by lane, never reassociated), the
+  // lanes added in order at the end.
+  constexpr int lanes = 8;
+  using float_lanes = Eigen::Array<float, lanes, 1>;
+  using double_lanes = Eigen::Array<double, lanes, 1>;
+  float_lanes top = float_lanes::Constant(-std::numeric_limits<float>::infinity());
+  double_lanes sum = double_lanes::Zero(), sum_abs = sum, sum_squares = sum, sum_positive = sum;
+  index j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    const float_lanes f = Eigen::Map<const float_lanes>(x + j);
+    top = top.max(f);
+    const double_lanes v = f.cast<double>();
+    sum += v;
+    sum_abs += v.abs();
+    sum_squares += v.square();
+    sum_positive += v.max(0.0);
+  }
+  for (int l = 0; j < n; ++j, ++l) {
+    const double v = x[j];
+    top[l] = std::max(top[l], x[j]);
+    sum[l] += v;
+    sum_abs[l] += std::abs(v);
+    sum_squares[l] += v * v;
+    sum_positive[l] += std::max(v, 0.0);
+  }
+  cosine_statistics total;
+  total.max = -std::numeric_limits<double>::infinity();
+  for (int l = 0; l < lanes; ++l) {
+    total.max = std::max(total.max, double(top[l]));
+    total.sum += sum[l];
+    total.sum_abs += sum_abs[l];
+    total.sum_squares += sum_squares[l];
+    total.sum_positive += sum_positive[l];
+  }
+  return total;
+}
+
 /// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j').
 /// Guard: when the cosine sum is not safely positive, that is sum <= min_sum_ratio *
 /// sum_j |cos|, the weights would flip sign or grow without bound (their absolute values add
 /// up to 1 / min_sum_ratio or more), so the row falls back to the mean.
+/// The row is left as it is: the weights are the cosines times scale = 1 / sum.
 struct paper_weights {
   static constexpr bool is_sparse = false;
   double min_sum_ratio = 1e-4;
 
-  bool operator()(float* cosines, index n) const {
-    const detail::row_sums sums = detail::sums_of(cosines, n);
-    if (!(sums.sum_abs > 0) || !(sums.sum > min_sum_ratio * sums.sum_abs)) return false;
-    const double scale = 1.0 / sums.sum;
-    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(cosines[j] * scale);
-    return true;
+  dense_weights operator()(float* /*cosines*/, index /*n*/, const cosine_statistics& s) const {
+    if (!(s.sum_abs > 0) || !(s.sum > min_sum_ratio * s.sum_abs)) return {};
+    const double scale = 1.0 / s.sum;
+    return {scale, s.sum_abs * scale, s.sum_squares * scale * scale};
   }
 };
 
 /// max(cos, 0) / sum max(cos, 0): identical to paper_weights whenever no cosine is negative
 /// (the regime the paper assumes), and never inflates a row. A row without a positive cosine
-/// falls back to the mean.
+/// falls back to the mean. Rewrites the row to max(cos, 0); scale = 1 / sum max(cos, 0).
 struct clamped_weights {
   static constexpr bool is_sparse = false;
 
-  bool operator()(float* cosines, index n) const {
-    const double sum = detail::sums_of(cosines, n).sum_positive;
-    if (!(sum > 0)) return false;
-    const double scale = 1.0 / sum;
-    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(std::max(cosines[j], 0.0f) * scale);
-    return true;
+  dense_weights operator()(float* cosines, index n, const cosine_statistics& s) const {
+    if (!(s.sum_positive > 0)) return {};
+    double squares = 0;
+    for (index j = 0; j < n; ++j) {
+      cosines[j] = std::max(cosines[j], 0.0f);
+      squares += double(cosines[j]) * cosines[j];
+    }
+    const double scale = 1.0 / s.sum_positive;
+    return {scale, 1.0, squares * scale * scale};
   }
 };
 
@@ -139,11 +205,9 @@ struct softmax_weights {
 struct sparsemax_weights {
   static constexpr bool is_sparse = false;
 
-  bool operator()(float* cosines, index n) const {
-    if (n == 0) return false;
-    double top = cosines[0];
-    for (index j = 1; j < n; ++j) top = std::max<double>(top, cosines[j]);
-    double tau = top - 1;  // tau >= top - 1 always holds
+  dense_weights operator()(float* cosines, index n, const cosine_statistics& s) const {
+    if (n == 0) return {};
+    double tau = s.max - 1;  // tau >= max - 1 always holds
     for (;;) {
       double sum = 0;
       index support = 0;
@@ -156,8 +220,13 @@ struct sparsemax_weights {
       if (next <= tau) break;  // no entry left the support: tau is the fixed point
       tau = next;
     }
-    for (index j = 0; j < n; ++j) cosines[j] = static_cast<float>(std::max(cosines[j] - tau, 0.0));
-    return true;
+    double sum = 0, squares = 0;
+    for (index j = 0; j < n; ++j) {
+      cosines[j] = static_cast<float>(std::max(cosines[j] - tau, 0.0));
+      sum += cosines[j];
+      squares += double(cosines[j]) * cosines[j];
+    }
+    return {1.0, sum, squares};
   }
 };
 

@@ -19,13 +19,25 @@ using fixtures::error_of;
 
 namespace {
 
-/// A dense policy's weights for `cosines`, or nothing when it falls back.
+/// A dense policy's weights for `cosines` (its row times its scale, in double), or nothing
+/// when it falls back. Also checks the weight sums it reports against the weights.
 template <class Policy>
 std::vector<double> dense(const Policy& policy, std::vector<float> cosines, bool* ok = nullptr) {
-  const bool weighted = policy(cosines.data(), clp::index(cosines.size()));
+  const clp::index n = clp::index(cosines.size());
+  const clp::dense_weights result = policy(cosines.data(), n, clp::statistics_of(cosines.data(), n));
+  const bool weighted = result.scale != 0;
   if (ok) *ok = weighted;
   if (!weighted) return {};
-  return {cosines.begin(), cosines.end()};
+  std::vector<double> w;
+  double sum_abs = 0, sum_squares = 0;
+  for (float c : cosines) {
+    w.push_back(double(c) * result.scale);
+    sum_abs += std::abs(w.back());
+    sum_squares += w.back() * w.back();
+  }
+  CHECK(result.sum_abs == doctest::Approx(sum_abs).epsilon(1e-6));
+  CHECK(result.sum_squares == doctest::Approx(sum_squares).epsilon(1e-6));
+  return w;
 }
 
 /// A sparse policy's (overlap clp::index, weight) pairs for `cosines`; empty when it falls back.
@@ -77,6 +89,30 @@ std::vector<float> random_cosines(std::mt19937_64& engine, std::size_t n, double
 }
 
 }  // namespace
+
+TEST_CASE("statistics_of: max and sums of a row against a plain double loop") {
+  std::mt19937_64 engine(3);
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(9), std::size_t(1001)}) {
+    const auto row = random_cosines(engine, n, -1.0, 0.5);
+    const clp::cosine_statistics s = clp::statistics_of(row.data(), clp::index(n));
+    double max = -INFINITY, sum = 0, sum_abs = 0, sum_squares = 0, sum_positive = 0;
+    for (float x : row) {
+      max = std::max(max, double(x));
+      sum += x;
+      sum_abs += std::abs(double(x));
+      sum_squares += double(x) * x;
+      sum_positive += std::max(double(x), 0.0);
+    }
+    CHECK(s.max == max);
+    CHECK(s.sum == doctest::Approx(sum).epsilon(1e-12));
+    CHECK(s.sum_abs == doctest::Approx(sum_abs).epsilon(1e-12));
+    CHECK(s.sum_squares == doctest::Approx(sum_squares).epsilon(1e-12));
+    CHECK(s.sum_positive == doctest::Approx(sum_positive).epsilon(1e-12));
+  }
+  const clp::cosine_statistics empty = clp::statistics_of(nullptr, 0);
+  CHECK(empty.max == -INFINITY);
+  CHECK(empty.sum == 0);
+}
 
 TEST_CASE("paper_weights: cos / sum cos, as published") {
   const std::vector<float> c{0.5f, 0.25f, -0.125f, 0.375f};

@@ -131,11 +131,24 @@ inline void copy_row(const input_view& in, index from, const output_view& out, i
   store_row(out, to, scratch);
 }
 
-/// The first non-finite element of row r, or -1.
+/// The first non-finite element of row r (as float32: a double past float's range counts),
+/// or -1. Contiguous rows are first screened with x * 0, which is 0 for every finite x and NaN
+/// otherwise, added over independent lanes (vectorised, no early exit).
 inline index first_non_finite(const input_view& v, index r) {
   return visit_kind(v, [&](auto* tag) -> index {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* row = v.typed<const T>() + r * v.row_stride;
+    if (v.col_stride == 1) {
+      constexpr int lanes = 16;
+      float screen[lanes] = {};
+      index c = 0;
+      for (; c + lanes <= v.cols; c += lanes)
+        for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(row[c + l]) * 0.0f;
+      for (; c < v.cols; ++c) screen[0] += static_cast<float>(row[c]) * 0.0f;
+      float total = 0;
+      for (float x : screen) total += x;
+      if (total == 0) return -1;
+    }
     for (index c = 0; c < v.cols; ++c)
       if (!std::isfinite(static_cast<float>(row[c * v.col_stride]))) return c;
     return -1;
