@@ -1,54 +1,77 @@
-// An embedding matrix read from a checkpoint, kept in the checkpoint's own element type, and
-// handed to the core library as a clp::matrix_view of that type (no conversion copy).
+// An embedding matrix of a checkpoint, kept in the checkpoint's own element type, and handed
+// to the core library as a clp::matrix_view of that type (no conversion copy).
+//
+// Inputs are mapped read-only from their safetensors file (no copy at all); outputs live in
+// memory the program allocates. Both avoid the cost that dominated reading on the machines we
+// measured: faulting in hundreds of MB of fresh 4 KiB pages (README, "Speed and memory").
 #pragma once
 
 #include <clp/matrix_view.hpp>
 
+#include <sys/mman.h>
+
 #include <Eigen/Core>
 
-#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
-#include <variant>
-#include <vector>
 
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
 
 namespace clp::program {
 
-/// An allocator that default-initialises: a vector of floats that is about to be filled by a
-/// read or by the synthesis is not zeroed first (hundreds of MB for a real vocabulary).
-template <class T>
-struct default_init_allocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = default_init_allocator<U>;
-  };
-  using std::allocator<T>::allocator;
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
+namespace detail {
+
+struct free_memory {
+  void operator()(void* p) const noexcept { std::free(p); }
 };
+using owned_memory = std::unique_ptr<void, free_memory>;
+
+/// `bytes` of uninitialised memory. From 2 MiB on it is 2 MiB-aligned and offered to Linux as
+/// transparent huge pages: a few hundred page faults instead of one per 4 KiB.
+inline owned_memory allocate_uninitialized(std::size_t bytes) {
+  constexpr std::size_t huge_page = std::size_t(2) << 20;
+  const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  void* memory = std::aligned_alloc(alignment, rounded);
+  if (memory == nullptr) throw std::bad_alloc();
+  if (alignment == huge_page) ::madvise(memory, rounded, MADV_HUGEPAGE);
+  return owned_memory(memory);
+}
+
+/// The position of the first non-finite element of data[0..n), or -1. Screens with x * 0 (0
+/// for every finite x, NaN otherwise) over independent lanes, which vectorises; the position
+/// is looked for only when the screen fails.
 template <class T>
-using uninitialized_vector = std::vector<T, default_init_allocator<T>>;
+std::int64_t first_non_finite(const T* data, std::int64_t n) {
+  constexpr int lanes = 16;
+  float screen[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
+  for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
+  float total = 0;
+  for (float x : screen) total += x;
+  if (total == 0) return -1;
+  for (i = 0; i < n; ++i)
+    if (!std::isfinite(static_cast<float>(data[i]))) return i;
+  return -1;
+}
+
+}  // namespace detail
 
 class embedding_matrix {
  public:
-  using storage = std::variant<uninitialized_vector<float>, uninitialized_vector<double>,
-                               uninitialized_vector<Eigen::half>, uninitialized_vector<Eigen::bfloat16>>;
-
-  /// Reads tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16, and finite.
+  /// Maps tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16, and finite. A
+  /// tensor whose bytes are not aligned for its element type (the format allows it) is read
+  /// into memory instead.
   static embedding_matrix read(const io::model_folder& folder, const std::string& name) {
     const io::located_tensor found = folder.locate(name);
     const io::tensor_entry& tensor = found.tensor;
@@ -56,28 +79,23 @@ class embedding_matrix {
     if (tensor.shape.size() != 2)
       io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
                                   io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1],
-                       where + " tensor " + io::detail::quoted_name(name));
-    std::visit([&](auto& v) { found.file.read(tensor, v.data(), v.size() * sizeof(v[0])); }, m.data_);
+    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name),
+                       /*allocate=*/false);
+    if (tensor.byte_size > 0 && tensor.offset % m.element_size_ == 0) {
+      m.mapping_ = found.file.map(tensor);
+      m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
+    } else {
+      m.memory_ = detail::allocate_uninitialized(tensor.byte_size);
+      m.data_ = m.memory_.get();
+      found.file.read(tensor, m.data_, tensor.byte_size);
+    }
     m.require_finite();
     return m;
   }
 
-  /// A rows x cols matrix of `dtype`, uninitialised: every element must be written.
+  /// A rows x cols matrix of `dtype` in memory, uninitialised: every element must be written.
   embedding_matrix(const std::string& dtype, index rows, index cols, std::string description)
-      : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
-    const auto n = static_cast<std::size_t>(rows * cols);
-    if (dtype == "F32")
-      data_ = uninitialized_vector<float>(n);
-    else if (dtype == "F64")
-      data_ = uninitialized_vector<double>(n);
-    else if (dtype == "F16")
-      data_ = uninitialized_vector<Eigen::half>(n);
-    else if (dtype == "BF16")
-      data_ = uninitialized_vector<Eigen::bfloat16>(n);
-    else
-      throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
-  }
+      : embedding_matrix(dtype, rows, cols, std::move(description), /*allocate=*/true) {}
 
   const std::string& dtype() const { return dtype_; }
   index rows() const { return rows_; }
@@ -85,41 +103,65 @@ class embedding_matrix {
   /// "FILE tensor NAME", for messages.
   const std::string& description() const { return description_; }
 
-  /// Calls f with a clp::matrix_view of the matrix (row-major, as safetensors stores it).
+  /// Calls f with a clp::matrix_view<T> of the matrix (row-major, as safetensors stores it).
+  /// Only matrices made by the constructor (outputs) can be visited for writing.
   template <class F>
   decltype(auto) visit(F&& f) {
-    return std::visit([&](auto& v) { return f(clp::matrix_view(v.data(), rows_, cols_)); }, data_);
+    if (!writable_) throw std::logic_error(description_ + " is read-only");
+    return dispatch([&](auto* tag) { return f(clp::matrix_view(static_cast<decltype(tag)>(data_), rows_, cols_)); });
   }
   template <class F>
   decltype(auto) visit(F&& f) const {
-    return std::visit([&](const auto& v) { return f(clp::matrix_view(v.data(), rows_, cols_)); }, data_);
+    return dispatch([&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      return f(clp::matrix_view(static_cast<const T*>(data_), rows_, cols_));
+    });
   }
 
-  const void* bytes() const {
-    return std::visit([](const auto& v) { return static_cast<const void*>(v.data()); }, data_);
-  }
-  std::size_t byte_size() const {
-    return std::visit([](const auto& v) { return v.size() * sizeof(v[0]); }, data_);
-  }
+  const void* bytes() const { return data_; }
+  std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size_; }
 
  private:
+  embedding_matrix(const std::string& dtype, index rows, index cols, std::string description, bool allocate)
+      : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
+    if (dtype == "F32" || dtype == "F64" || dtype == "F16" || dtype == "BF16")
+      element_size_ = *io::dtype_size(dtype);
+    else
+      throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
+    if (allocate) {
+      memory_ = detail::allocate_uninitialized(byte_size());
+      data_ = memory_.get();
+      writable_ = true;
+    }
+  }
+
+  /// Calls f with a null T* naming the element type.
+  template <class F>
+  decltype(auto) dispatch(F&& f) const {
+    if (dtype_ == "F32") return f(static_cast<float*>(nullptr));
+    if (dtype_ == "F64") return f(static_cast<double*>(nullptr));
+    if (dtype_ == "F16") return f(static_cast<Eigen::half*>(nullptr));
+    return f(static_cast<Eigen::bfloat16*>(nullptr));
+  }
+
   void require_finite() const {
-    std::visit(
-        [&](const auto& v) {
-          // One flat pass over the contiguous storage; the position is worked out only on failure.
-          const auto bad = std::find_if(v.begin(), v.end(), [](auto x) { return !std::isfinite(float(x)); });
-          if (bad == v.end()) return;
-          const auto at = static_cast<index>(bad - v.begin());
-          throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
-                                   std::to_string(at % cols_) + " is NaN or infinite");
-        },
-        data_);
+    dispatch([&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const std::int64_t at = detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
+      if (at < 0) return;
+      throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
+                               std::to_string(at % cols_) + " is NaN or infinite");
+    });
   }
 
   std::string dtype_;
   index rows_ = 0, cols_ = 0;
   std::string description_;
-  storage data_;
+  std::size_t element_size_ = 0;
+  io::mapped_bytes mapping_;  // inputs
+  detail::owned_memory memory_;  // outputs, and inputs that could not be mapped
+  void* data_ = nullptr;
+  bool writable_ = false;
 };
 
 }  // namespace clp::program

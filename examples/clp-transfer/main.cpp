@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   transfer->add_option("--temperature", t.temperature, "Softmax temperature")->capture_default_str();
   transfer->add_option("--seed", t.seed, "Seed of the random methods")->capture_default_str();
   transfer->add_flag("--force", t.force, "Replace an existing output (only after success)");
+  transfer->add_flag("--fsync", t.fsync,
+                     "Flush the output to disk before moving it into place, so it survives a power loss (runs at the "
+                     "disk's write speed; always done when --force replaces an existing output)");
   transfer->add_flag("--quiet", t.quiet, "Print errors only");
 
   std::string a, b;

@@ -4,6 +4,9 @@
 
 #include <clp/clp.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +14,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +36,7 @@ struct transfer_arguments {
   double tile_mb = 256;
   std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
   bool force = false, quiet = false;
+  bool fsync = false;  // flush the output to disk before the rename
   std::string method = "clp";  // clp | overlap-random | random
   std::string weighting = default_weighting;
   index k = 10;
@@ -70,9 +75,16 @@ void copy_overlap_rows(clp::matrix_view<const T> source, clp::matrix_view<T> out
     for (index c = 0; c < source.cols(); ++c) out(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
 }
 
+/// Flushes file or directory `path` to disk (fsync); throws naming it on failure.
+inline void flush_to_disk(const std::filesystem::path& path) {
+  const io::detail::file_descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) io::detail::fail(path, io::detail::with_errno("cannot open to flush"));
+  if (::fsync(fd.get()) != 0) io::detail::fail(path, io::detail::with_errno("flushing"));
+}
+
 /// Writes text to `path` through a temporary file in the same folder and a rename, so a
-/// reader never sees half a file.
-inline void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+/// reader never sees half a file; with `durable`, the file is flushed to disk before the rename.
+inline void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = false) {
   const std::filesystem::path temporary = path.string() + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -84,6 +96,7 @@ inline void write_file_atomically(const std::filesystem::path& path, const std::
       io::detail::fail(path, "cannot write");
     }
   }
+  if (durable) flush_to_disk(temporary);
   std::filesystem::rename(temporary, path);
 }
 
@@ -188,7 +201,7 @@ inline void run_transfer(const transfer_arguments& args) {
     if (args.method == "clp") {
       helper_embedding.visit([&](auto helper_view) {
         if (source_head) {
-          const auto head = source_head->visit([](auto v) -> clp::matrix_view<const T> {
+          const auto head = std::as_const(*source_head).visit([](auto v) -> clp::matrix_view<const T> {
             if constexpr (std::is_same_v<typename decltype(v)::value_type, T>)
               return v;
             else
@@ -230,6 +243,13 @@ inline void run_transfer(const transfer_arguments& args) {
 
   // --- write: every tensor of the source, same names, dtypes, order and shards
   progress.begin("write");
+  // Durable: every file is flushed to disk before the staging folder is renamed into place,
+  // and the folders after, so the output survives a power loss once committed. Asked for with
+  // --fsync, and always when --force replaces an output: the old one is deleted only after the
+  // new one is on disk. Otherwise the kernel writes it back in its own time, as after cp; the
+  // rename still means no reader ever sees a half-written output.
+  std::error_code ignored_error;
+  const bool durable = args.fsync || std::filesystem::exists(args.output, ignored_error);
   io::staging_directory staging(args.output);
   std::uint64_t total_bytes = 0, written_bytes = 0;
   for (const io::safetensors_file& shard : source.shards())
@@ -247,7 +267,8 @@ inline void run_transfer(const transfer_arguments& args) {
       new_total_size += spec.byte_size;
       specs.push_back(std::move(spec));
     }
-    io::safetensors_writer writer(staging.path() / shard.path().filename(), std::move(specs), shard.metadata());
+    io::safetensors_writer writer(staging.path() / shard.path().filename(), std::move(specs), shard.metadata(),
+                                  durable);
     for (const io::tensor_entry& t : shard.tensors()) {
       if (t.name == embedding_name)
         writer.append(output_embedding.bytes(), output_embedding.byte_size());
@@ -264,12 +285,15 @@ inline void run_transfer(const transfer_arguments& args) {
     std::ifstream in(source.index_path());
     nlohmann::ordered_json index = nlohmann::ordered_json::parse(in);
     if (index.contains("metadata") && index["metadata"].is_object()) index["metadata"]["total_size"] = new_total_size;
-    detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n");
+    detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n", durable);
   }
   const auto config = io::target_config(source.config(), helper.config(), target_rows);
-  detail::write_file_atomically(staging.path() / "config.json", config.dump(2) + "\n");
-  for (const std::filesystem::path& file : io::tokenizer_files(args.helper))
+  detail::write_file_atomically(staging.path() / "config.json", config.dump(2) + "\n", durable);
+  for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
     std::filesystem::copy_file(file, staging.path() / file.filename());
+    if (durable) detail::flush_to_disk(staging.path() / file.filename());
+  }
+  if (durable) detail::flush_to_disk(staging.path());
   const double write_seconds = progress.end();
   const double total_seconds = std::chrono::duration<double>(clock::now() - started).count();
 
@@ -313,6 +337,12 @@ inline void run_transfer(const transfer_arguments& args) {
     std::error_code ignored;
     if (!args.report.empty()) std::filesystem::remove(args.report.string() + ".partial", ignored);
     throw;
+  }
+  if (durable) {
+    // The rename itself: best effort, since the output is already in place and complete.
+    const auto parent = io::detail::parent_directory(io::detail::without_trailing_separator(args.output));
+    const io::detail::file_descriptor fd(::open(parent.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() >= 0) ::fsync(fd.get());
   }
   if (!args.report.empty()) std::filesystem::rename(args.report.string() + ".partial", args.report);
   if (args.quiet) return;

@@ -178,6 +178,56 @@ TEST_CASE("copy_range streams tensors from one file into another") {
               dir / "short.safetensors", {"source ended"});
 }
 
+TEST_CASE("map() gives the same bytes as read(), at any offset, and outlives a move") {
+  temp_dir dir;
+  // An odd-sized tensor first, so the next ones start at offsets that are not page- or even
+  // 4-byte-aligned; the big one spans several pages.
+  const sample_tensor odd = sample("odd", "U8", {5}, 1, 1);
+  const sample_tensor big = sample("big", "F32", {3, 5000}, 4, 2);
+  const sample_tensor tail = sample("tail", "BF16", {9}, 2, 3);
+  write_all(dir / "m.safetensors", {odd, big, tail});
+  const safetensors_file file(dir / "m.safetensors");
+  CHECK(file.at("big").offset % 4 != 0);
+  for (const sample_tensor* t : {&odd, &big, &tail}) {
+    INFO("tensor ", t->spec.name);
+    const clp::io::mapped_bytes mapped = file.map(file.at(t->spec.name));
+    const auto* first = static_cast<const std::byte*>(mapped.data());
+    CHECK(std::vector<std::byte>(first, first + t->bytes.size()) == t->bytes);
+  }
+  clp::io::mapped_bytes moved;
+  {
+    clp::io::mapped_bytes mapped = file.map(file.at("big"));
+    moved = std::move(mapped);
+  }
+  const auto* first = static_cast<const std::byte*>(moved.data());
+  CHECK(std::vector<std::byte>(first, first + big.bytes.size()) == big.bytes);
+}
+
+TEST_CASE("durable and plain writers write the same bytes, across the 64 MiB writeback steps") {
+  temp_dir dir;
+  const sample_tensor big = sample("big", "U8", {(std::int64_t{64} << 20) + 4099}, 1, 5);
+  const sample_tensor small = sample("small", "F32", {3}, 4, 6);
+  write_all(dir / "in.safetensors", {small, big});
+  const safetensors_file in(dir / "in.safetensors");
+  for (const bool durable : {true, false}) {
+    INFO("durable ", durable);
+    const auto name = std::string(durable ? "durable" : "plain") + ".safetensors";
+    {
+      tensor_spec again = big.spec;
+      again.name = "big again";
+      safetensors_writer writer(dir / name, {big.spec, small.spec, again}, {}, durable);
+      writer.append(big.bytes.data(), big.bytes.size());
+      copy_range(in.descriptor(), static_cast<off_t>(in.at("small").offset), in.at("small").byte_size, writer);
+      copy_range(in.descriptor(), static_cast<off_t>(in.at("big").offset), in.at("big").byte_size, writer);
+      writer.finish();
+    }
+    const safetensors_file out(dir / name);
+    CHECK(out.read(out.tensors()[0]) == big.bytes);
+    CHECK(out.read(out.tensors()[1]) == small.bytes);
+    CHECK(out.read(out.tensors()[2]) == big.bytes);
+  }
+}
+
 TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file") {
   temp_dir dir;
   const auto file = dir / "w.safetensors";

@@ -298,7 +298,9 @@ inline void write_gpt2_tokenizer_files(const model_fixture& model) {
 /// source/: English-ish GPT-2 (tied F32 embedding, 761 x 64); helper/: a smaller GPT-2
 /// (972 x 32) whose vocabulary shares 561 tokens with the source, lacks 200 of its tokens and
 /// adds 400 of its own; its last 11 rows are zero padding. Both under `root`.
-inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1) {
+/// With `misaligned_embedding`, a 3-byte U8 tensor comes first in the source file, so the F32
+/// embedding's bytes start at an offset that is not a multiple of 4 (the format allows it).
+inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1, bool misaligned_embedding = false) {
   using sizes = gpt2_sizes;
   fixture_random random(seed);
   const std::vector<std::string> named_shared = {"Ġthe", "the", "Ġder", ".", ","};
@@ -333,11 +335,14 @@ inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1) {
   fs::create_directories(source.folder);
   write_json(source.folder / "config.json", source.config);
   write_gpt2_tokenizer_files(source);
-  write_safetensors(source.folder / "model.safetensors",
-                    {random_tensor("transformer.h.0.attn.c_attn.weight", "F32", {64, 192}, 4, random),
-                     matrix_tensor(source.embedding_name, source.embedding, "F32"),
-                     random_tensor("transformer.ln_f.bias", "F32", {64}, 4, random),
-                     random_tensor("transformer.wpe.weight", "F32", {32, 64}, 4, random)});
+  std::vector<fixture_tensor> source_tensors = {
+      random_tensor("transformer.h.0.attn.c_attn.weight", "F32", {64, 192}, 4, random),
+      matrix_tensor(source.embedding_name, source.embedding, "F32"),
+      random_tensor("transformer.ln_f.bias", "F32", {64}, 4, random),
+      random_tensor("transformer.wpe.weight", "F32", {32, 64}, 4, random)};
+  if (misaligned_embedding)
+    source_tensors.insert(source_tensors.begin(), random_tensor("transformer.odd_flags", "U8", {3}, 1, random));
+  write_safetensors(source.folder / "model.safetensors", source_tensors);
 
   model_fixture& helper = pair.helper;
   helper.folder = root / "helper";
@@ -538,7 +543,9 @@ struct workspace {
   }
 };
 
-inline workspace gpt2_workspace() { return workspace([](const fs::path& root) { return make_gpt2_pair(root); }); }
+inline workspace gpt2_workspace(bool misaligned_embedding = false) {
+  return workspace([=](const fs::path& root) { return make_gpt2_pair(root, 1, misaligned_embedding); });
+}
 inline workspace llama_workspace() { return workspace([](const fs::path& root) { return make_llama_pair(root); }); }
 
 }  // namespace program_test

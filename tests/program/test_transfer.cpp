@@ -52,6 +52,25 @@ TEST_CASE("Llama pair (BF16, untied head, three shards): embedding and head matc
   SUBCASE("sparsemax") { check_clp_transfer(ws, {"sparsemax"}); }
 }
 
+TEST_CASE("an F32 embedding whose bytes are not 4-byte aligned is read instead of mapped, same result") {
+  const workspace ws = gpt2_workspace(/*misaligned_embedding=*/true);
+  const clp::io::safetensors_file file(ws.pair.source.folder / "model.safetensors");
+  REQUIRE(file.at(ws.pair.source.embedding_name).offset % 4 != 0);
+  check_clp_transfer(ws, {"paper"});
+}
+
+TEST_CASE("--fsync (flush before the rename) writes the same output") {
+  const workspace ws = gpt2_workspace();
+  const fs::path flushed = ws.dir / "flushed" / "model";
+  fs::create_directories(flushed.parent_path());
+  const program_result plain = run_program(ws.transfer({"--quiet"}));
+  const program_result synced = run_program(ws.transfer({"--quiet", "--fsync"}, flushed));
+  INFO("stderr: ", plain.err, synced.err);
+  REQUIRE(plain.exit_status == 0);
+  REQUIRE(synced.exit_status == 0);
+  check_same_folders(ws.output, flushed);
+}
+
 TEST_CASE("the oracle's fixtures are what the tests assume") {
   // Guards the oracle comparisons above against a fixture that would make them vacuous.
   const workspace gpt2 = gpt2_workspace();
