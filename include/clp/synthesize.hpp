@@ -243,10 +243,21 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     else
       return index(0);
   }();
+  // A policy whose weights are its cosines times a row scale never needs the weights times
+  // the overlapping source rows: with q_t and n_j the normalised helper rows,
+  //     sum_j cos(h_t, h_j) a_j = sum_j (q_t . n_j) a_j = q_t^T P,   P = sum_j n_j a_j^T,
+  // and P (d_helper x d_source, per source) is computed once. The second product shrinks from
+  // |overlap| to d_helper terms per output element; the cosines are still formed, for the
+  // policy's guard and the report.
+  constexpr bool projected = !Policy::is_sparse && scales_cosines<Policy>::value;
   index resident_width = d_helper;
-  if constexpr (!Policy::is_sparse)
+  if constexpr (!Policy::is_sparse && !projected)
     for (const auto& pair : pairs) resident_width += pair.source.cols;
-  const index budget = static_cast<index>(options.tile_bytes / sizeof(float));
+  index projection_floats = 0;
+  if constexpr (projected)
+    for (const auto& pair : pairs) projection_floats += d_helper * pair.source.cols;
+  const index budget =
+      std::max<index>(0, static_cast<index>(options.tile_bytes / sizeof(float)) - projection_floats);
   const bool resident = n_overlap * resident_width <= budget / 2;
   const index panel_width = resident ? 0 : std::max(d_helper, d_source);
   const index per_thread =
@@ -276,17 +287,52 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   std::vector<scratch_buffer<float>> resident_source(pairs.size());
   if (resident) {
     resident_helper.reserve(std::size_t(n_overlap * d_helper));
-    if constexpr (!Policy::is_sparse)
+    if constexpr (!Policy::is_sparse && !projected)
       for (std::size_t p = 0; p < pairs.size(); ++p)
         resident_source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols));
     parallel_for(n_panels, threads, [&](index panel, int) {
       const index p0 = panel * panel_rows, pn = std::min(panel_rows, n_overlap - p0);
       gather_helper_panel(p0, pn, resident_helper.data() + p0 * d_helper);
-      if constexpr (!Policy::is_sparse)
+      if constexpr (!Policy::is_sparse && !projected)
         for (std::size_t p = 0; p < pairs.size(); ++p)
           gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
                       resident_source[p].data() + p0 * pairs[p].source.cols);
     });
+  }
+
+  // P = sum_j n_j a_j^T per source, panel by panel in a fixed order; each panel's product is
+  // split into column chunks of fixed width, one task each, so the bits of P do not depend on
+  // the thread count.
+  std::vector<scratch_buffer<float>> projection(pairs.size());
+  if constexpr (projected) {
+    constexpr index chunk_cols = 256;
+    scratch_buffer<float> helper_panel, source_panel;
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const input_view& source = pairs[p].source;
+      const index d = source.cols;
+      float* const into = projection[p].reserve(std::size_t(d_helper * d));
+      for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+        const index pn = std::min(panel_rows, n_overlap - p0);
+        const float* h = resident_helper.data() + p0 * d_helper;
+        if (!resident) {
+          gather_helper_panel(p0, pn, helper_panel.reserve(std::size_t(panel_rows * d_helper)));
+          h = helper_panel.data();
+        }
+        float* const a = source_panel.reserve(std::size_t(panel_rows * d));
+        gather_rows(source, overlap.source_ids.data() + p0, pn, a);
+        parallel_for((d + chunk_cols - 1) / chunk_cols, threads, [&](index chunk, int) {
+          const index c0 = chunk * chunk_cols, cn = std::min(chunk_cols, d - c0);
+          strided_map part(into + c0, d_helper, cn, Eigen::OuterStride<>(d));
+          const auto normalised = Eigen::Map<const row_major_matrix>(h, pn, d_helper);
+          const auto values = Eigen::Map<const row_major_matrix, 0, Eigen::OuterStride<>>(a + c0, pn, cn,
+                                                                                           Eigen::OuterStride<>(d));
+          if (p0 == 0)
+            part.noalias() = normalised.transpose() * values;
+          else
+            part.noalias() += normalised.transpose() * values;
+        });
+      }
+    }
   }
 
   std::vector<std::uint8_t> flags(static_cast<std::size_t>(n_missing), 0);
@@ -388,6 +434,9 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
             for (index c = 0; c < d; ++c) out[c] += w[k] * source_row[c];
           }
         }
+      } else if constexpr (projected) {
+        matrix_map(accumulator, block, d).noalias() =
+            queries * Eigen::Map<const row_major_matrix>(projection[p].data(), d_helper, d);
       } else {
         matrix_map result(accumulator, block, d);
         for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {

@@ -18,6 +18,7 @@
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.
 
+#include <clp/detail/top_k.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace clp {
@@ -94,9 +96,11 @@ inline cosine_statistics statistics_of(const float* x, index n) {
 /// Guard: when the cosine sum is not safely positive, that is sum <= min_sum_ratio *
 /// sum_j |cos|, the weights would flip sign or grow without bound (their absolute values add
 /// up to 1 / min_sum_ratio or more), so the row falls back to the mean.
-/// The row is left as it is: the weights are the cosines times scale = 1 / sum.
+/// The row is left as it is: the weights are the cosines times scale = 1 / sum. Declaring
+/// that (`scales_cosines`) lets the synthesis skip the second product: see synthesize.hpp.
 struct paper_weights {
   static constexpr bool is_sparse = false;
+  static constexpr bool scales_cosines = true;
   double min_sum_ratio = 1e-4;
 
   dense_weights operator()(float* /*cosines*/, index /*n*/, const cosine_statistics& s) const {
@@ -105,6 +109,17 @@ struct paper_weights {
     return {scale, s.sum_abs * scale, s.sum_squares * scale * scale};
   }
 };
+
+namespace detail {
+
+/// Whether dense policy P declares `scales_cosines = true`: it never rewrites the row, so its
+/// weights are the cosines times the scale it returns.
+template <class P, class = void>
+struct scales_cosines : std::false_type {};
+template <class P>
+struct scales_cosines<P, std::void_t<decltype(P::scales_cosines)>> : std::bool_constant<P::scales_cosines> {};
+
+}  // namespace detail
 
 /// max(cos, 0) / sum max(cos, 0): identical to paper_weights whenever no cosine is negative
 /// (the regime the paper assumes), and never inflates a row. A row without a positive cosine
@@ -123,33 +138,6 @@ struct clamped_weights {
     return {scale, 1.0, squares * scale * scale};
   }
 };
-
-namespace detail {
-
-/// The k largest of cosines[0..n) (ties: lower index first), written to neighbour[] in
-/// descending order; returns how many (min(k, n)). One pass with a k-element heap:
-/// O(n log k), and O(n) in practice since most entries lose to the heap's minimum at once.
-inline index select_top_k(const float* cosines, index n, index k, index* neighbour) {
-  k = std::min(k, n);
-  if (k <= 0) return 0;
-  // "a ranks before b": larger cosine, then lower index.
-  auto before = [cosines](index a, index b) { return cosines[a] > cosines[b] || (cosines[a] == cosines[b] && a < b); };
-  index size = 0;
-  for (index j = 0; j < n; ++j) {
-    if (size < k) {
-      neighbour[size++] = j;
-      std::push_heap(neighbour, neighbour + size, before);  // heap top: the worst kept entry
-    } else if (before(j, neighbour[0])) {
-      std::pop_heap(neighbour, neighbour + size, before);
-      neighbour[size - 1] = j;
-      std::push_heap(neighbour, neighbour + size, before);
-    }
-  }
-  std::sort_heap(neighbour, neighbour + size, before);
-  return size;
-}
-
-}  // namespace detail
 
 /// The k most similar overlapping tokens only, their clamped cosines renormalised:
 /// w = max(cos, 0) / sum over the k of max(cos, 0). Falls back to the mean when none of the k

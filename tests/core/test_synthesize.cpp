@@ -111,8 +111,9 @@ oracle::matrix run(const problem& p, const clp::weighting& policy, const clp::sy
 }
 
 /// Float row-major output of synthesize_rows over float row-major inputs.
+template <class Policy>
 row_major synthesize(const row_major& helper, const clp::vocabulary_overlap& overlap, const row_major& source,
-                     const clp::weighting& policy, const clp::synthesis_options& options = {},
+                     const Policy& policy, const clp::synthesis_options& options = {},
                      clp::synthesis_report* report = nullptr) {
   row_major output = row_major::Constant(helper.rows(), source.cols(), float(sentinel));
   const auto r = clp::synthesize_rows(helper, overlap, source, output, policy, options);
@@ -244,6 +245,42 @@ TEST_CASE("synthesize_rows: 3000 overlapping and 5000 missing rows, many blocks 
         CHECK(report.effective_neighbours_max == doctest::Approx(*std::max_element(e.begin(), e.end())).epsilon(1e-3));
       }
     }
+  }
+}
+
+namespace {
+
+/// paper_weights without the `scales_cosines` declaration: synthesis multiplies its weights by
+/// the overlapping source rows instead of projecting through P = sum_j n_j a_j^T.
+struct paper_weights_unprojected {
+  static constexpr bool is_sparse = false;
+  clp::dense_weights operator()(float* cosines, clp::index n, const clp::cosine_statistics& s) const {
+    return clp::paper_weights{}(cosines, n, s);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("synthesize_rows: paper weights through the projection agree with the weights applied row by row") {
+  static_assert(clp::detail::scales_cosines<clp::paper_weights>::value);
+  static_assert(!clp::detail::scales_cosines<paper_weights_unprojected>::value);
+  static_assert(!clp::detail::scales_cosines<clp::clamped_weights>::value);
+  // Three panels of the overlap; 1 MB gathers the panels per block, 64 MB shares them.
+  const problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 43);
+  const row_major helper = to_eigen(p.helper);
+  const row_major source = to_eigen(p.source);
+  const auto want = oracle_result(p, clp::paper_weights{});
+  for (std::size_t megabytes : {1, 64}) {
+    CAPTURE(megabytes);
+    clp::synthesis_report projected_report, direct_report;
+    const row_major projected =
+        synthesize(helper, p.overlap, source, clp::paper_weights{}, fixtures::options(2, megabytes << 20), &projected_report);
+    const row_major direct = synthesize(helper, p.overlap, source, paper_weights_unprojected{},
+                                        fixtures::options(2, megabytes << 20), &direct_report);
+    check_against(to_oracle(projected), projected_report, p, want, 1e-5);
+    check_against(to_oracle(direct), direct_report, p, want, 1e-5);
+    CHECK(projected_report.fallback_rows == direct_report.fallback_rows);
+    CHECK(projected_report.inflated_rows == direct_report.inflated_rows);
   }
 }
 

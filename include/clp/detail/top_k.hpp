@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal: a running top k under "larger cosine, then lower id", fed candidates in ascending
+// id order (the k-NN overlap feeds it panel by panel, the top-k weightings a whole row), and
+// the whole-row selection built on it.
+
+#include <clp/matrix_view.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace clp::detail {
+
+/// A candidate neighbour: its cosine with the query and its row id.
+struct scored_row {
+  float cosine;
+  index id;
+};
+
+/// "a ranks before b": larger cosine, then lower id. A strict total order on distinct ids, so
+/// the top k is a function of the candidate set alone, not of the order it is seen in.
+struct ranks_before {
+  bool operator()(const scored_row& a, const scored_row& b) const {
+    return a.cosine > b.cosine || (a.cosine == b.cosine && a.id < b.id);
+  }
+};
+
+/// Offers candidates first_id, first_id + 1, ... with cosines[0..n) to a running top-k heap
+/// (heap[0..size), capacity k, worst kept entry on top); returns the new size. Candidates must
+/// arrive in ascending id order across calls: then one that only ties the worst kept cosine
+/// has a larger id and loses, so "cosine > threshold" is the whole test. A cosine of -inf is
+/// never taken (how callers exclude a row).
+inline index offer_candidates(const float* cosines, index n, index first_id, scored_row* heap, index size, index k) {
+  constexpr index chunk = 64;
+  float threshold = size < k ? -std::numeric_limits<float>::infinity() : heap[0].cosine;
+  auto take = [&](index j) {
+    const scored_row candidate{cosines[j], first_id + j};
+    if (size < k) {
+      heap[size++] = candidate;
+      std::push_heap(heap, heap + size, ranks_before{});
+    } else {
+      std::pop_heap(heap, heap + size, ranks_before{});
+      heap[size - 1] = candidate;
+      std::push_heap(heap, heap + size, ranks_before{});
+    }
+    if (size == k) threshold = heap[0].cosine;
+  };
+  index j = 0;
+  for (; j + chunk <= n; j += chunk) {
+    // Most chunks hold nothing better than the k-th best: one branch-free (vectorised) count
+    // rules them out.
+    int better = 0;
+    for (index i = j; i < j + chunk; ++i) better += cosines[i] > threshold;
+    if (better == 0) continue;
+    for (index i = j; i < j + chunk; ++i)
+      if (cosines[i] > threshold) take(i);
+  }
+  for (; j < n; ++j)
+    if (cosines[j] > threshold) take(j);
+  return size;
+}
+
+/// The k largest of cosines[0..n) (ties: lower index first), written to neighbour[] in
+/// descending order; returns how many (min(k, n)). One pass: chunks holding nothing better
+/// than the current k-th best are ruled out by a vectorised count, so the heap is touched
+/// about k log(n / k) times.
+inline index select_top_k(const float* cosines, index n, index k, index* neighbour) {
+  k = std::min(k, n);
+  if (k <= 0) return 0;
+  thread_local std::vector<scored_row> heap;
+  heap.resize(static_cast<std::size_t>(k));
+  const index size = offer_candidates(cosines, n, 0, heap.data(), 0, k);
+  std::sort_heap(heap.data(), heap.data() + size, ranks_before{});
+  for (index i = 0; i < size; ++i) neighbour[i] = heap[static_cast<std::size_t>(i)].id;
+  return size;
+}
+
+}  // namespace clp::detail
