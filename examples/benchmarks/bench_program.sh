@@ -17,11 +17,12 @@ run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
 echo "== GPT2-XL shape, embedding-only checkpoints ($work/gpt2-xl)"
 "$python" "$repo/examples/benchmarks/make_checkpoints.py" gpt2-xl "$work/gpt2-xl"
+sync  # so that writing them back does not throttle the runs below
 core=$(run "$build/examples/benchmarks/bench_synthesis" --shape gpt2-xl --repeats 3 --no-verify |
        sed -n 's/.* seconds=\([0-9.]*\).*/\1/p')
 whole_times=()
 for round in 1 2 3; do
-  rm -rf "$work/gpt2-xl/out"
+  rm -rf "$work/gpt2-xl/out"; sync
   read -r t rss < <(run /usr/bin/time -f "%e %M" "$program" transfer --source "$work/gpt2-xl/source" \
     --helper "$work/gpt2-xl/helper" --output "$work/gpt2-xl/out" --weighting paper --quiet 2>&1 | tail -1)
   whole_times+=("$t")

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -134,22 +135,33 @@ inline void run_transfer(const transfer_arguments& args) {
   progress.begin("read");
   const io::model_folder source(args.source);
   const io::model_folder helper(args.helper);
-  const io::token_vocabulary source_vocabulary = io::read_vocabulary(args.source);
-  const io::token_vocabulary helper_vocabulary = io::read_vocabulary(args.helper);
-  const std::vector<std::string> source_names = source.tensor_names();
-  const std::string embedding_name = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
-  const std::optional<std::string> head_name =
-      io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
-  const std::string helper_embedding_name =
-      io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
-
-  // The two large reads (and their NaN checks) overlap: each is a pread plus one pass.
-  auto reading_helper =
-      std::async(std::launch::async, [&] { return embedding_matrix::read(helper, helper_embedding_name); });
-  const embedding_matrix source_embedding = embedding_matrix::read(source, embedding_name);
-  const embedding_matrix helper_embedding = reading_helper.get();
-  std::optional<embedding_matrix> source_head;
-  if (head_name) source_head = embedding_matrix::read(source, *head_name);
+  // Four independent reads run at once: the two vocabularies (JSON parsing) and the two
+  // embeddings (a mapping plus a NaN screen each). Errors are reported in the order the reads
+  // are listed in, whichever finished first: vocabularies, then embeddings.
+  auto reading_source_vocabulary = std::async(std::launch::async, [&] { return io::read_vocabulary(args.source); });
+  auto reading_helper_vocabulary = std::async(std::launch::async, [&] { return io::read_vocabulary(args.helper); });
+  std::string embedding_name, helper_embedding_name;
+  std::optional<std::string> head_name;
+  std::optional<embedding_matrix> read_source_embedding, read_helper_embedding, source_head;
+  std::exception_ptr embedding_error;
+  try {
+    const std::vector<std::string> source_names = source.tensor_names();
+    embedding_name = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
+    head_name = io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
+    helper_embedding_name = io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
+    auto reading_helper =
+        std::async(std::launch::async, [&] { return embedding_matrix::read(helper, helper_embedding_name); });
+    read_source_embedding.emplace(embedding_matrix::read(source, embedding_name));
+    read_helper_embedding.emplace(reading_helper.get());
+    if (head_name) source_head.emplace(embedding_matrix::read(source, *head_name));
+  } catch (...) {
+    embedding_error = std::current_exception();
+  }
+  const io::token_vocabulary source_vocabulary = reading_source_vocabulary.get();
+  const io::token_vocabulary helper_vocabulary = reading_helper_vocabulary.get();
+  if (embedding_error) std::rethrow_exception(embedding_error);
+  const embedding_matrix& source_embedding = *read_source_embedding;
+  const embedding_matrix& helper_embedding = *read_helper_embedding;
 
   detail::require_hidden_size(source, source_embedding);
   detail::require_hidden_size(helper, helper_embedding);

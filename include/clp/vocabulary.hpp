@@ -61,6 +61,11 @@ namespace detail {
 template <class T>
 inline constexpr bool is_string_like_v = std::is_convertible_v<const T&, std::string_view>;
 
+template <class T, class = void>
+inline constexpr bool has_size_v = false;
+template <class T>
+inline constexpr bool has_size_v<T, std::void_t<decltype(std::size(std::declval<const T&>()))>> = true;
+
 /// Calls f(token, id) for every entry of a vocabulary. Accepted shapes:
 /// - a range of strings (std::vector<std::string>, ...): the id is the position;
 /// - a range of (token, id) pairs: std::map / std::unordered_map<std::string, Int>,
@@ -88,17 +93,24 @@ std::vector<std::pair<std::string_view, index>> checked_entries(const Vocabulary
   std::vector<std::pair<std::string_view, index>> entries;
   std::unordered_map<index, std::string_view> by_id;
   std::unordered_map<std::string_view, index> by_token;
+  if constexpr (has_size_v<Vocabulary>) {
+    entries.reserve(std::size(vocabulary));
+    by_id.reserve(std::size(vocabulary));
+    by_token.reserve(std::size(vocabulary));
+  }
   for_each_token(vocabulary, [&](std::string_view token, index id) {
-    const std::string quoted = "token '" + std::string(token) + "' (id " + std::to_string(id) + ")";
-    if (id < 0) fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " has a negative id");
+    // Messages are built only when they are needed: this runs for every token.
+    auto named = [&](const char* problem) {
+      fail(std::string("clp::intersect_vocabularies: ") + which + " token '" + std::string(token) + "' (id " +
+           std::to_string(id) + ") " + problem);
+    };
+    if (id < 0) named("has a negative id");
     if (rows >= 0 && id >= rows)
-      fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is past the " +
-           std::to_string(rows) + " rows of its embedding matrix");
+      named(("is past the " + std::to_string(rows) + " rows of its embedding matrix").c_str());
     if (auto [seen, fresh] = by_id.emplace(id, token); !fresh)
       fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(seen->second) + "' and '" +
            std::string(token) + "' share id " + std::to_string(id));
-    if (!by_token.emplace(token, id).second)
-      fail(std::string("clp::intersect_vocabularies: ") + which + " " + quoted + " is listed twice");
+    if (!by_token.emplace(token, id).second) named("is listed twice");
     entries.emplace_back(token, id);
   });
   if (entries.empty()) fail(std::string("clp::intersect_vocabularies: the ") + which + " vocabulary is empty");
@@ -127,20 +139,27 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
   const auto target_entries = detail::checked_entries(target, "target", options.target_rows);
   result.source_vocab_size = static_cast<index>(source_entries.size());
   result.target_vocab_size = static_cast<index>(target_entries.size());
-  auto key = [&](std::string_view token) { return options.normalize ? options.normalize(token) : std::string(token); };
   // Source tokens that normalise to one string are one entry, the lowest id; every target
-  // token is looked up on its own, so two target tokens may share a source row.
-  std::unordered_map<std::string, index> source_index;
-  for (const auto& [token, id] : source_entries) {
-    auto [slot, inserted] = source_index.emplace(key(token), id);
-    if (!inserted) slot->second = std::min(slot->second, id);
-  }
+  // token is looked up on its own, so two target tokens may share a source row. Without a
+  // normaliser the keys are views of the caller's strings (no copies).
   std::vector<std::pair<index, index>> pairs;
   index max_target_id = -1;
-  for (const auto& [token, target_id] : target_entries) {
-    max_target_id = std::max(max_target_id, target_id);
-    if (auto hit = source_index.find(key(token)); hit != source_index.end()) pairs.emplace_back(target_id, hit->second);
-  }
+  auto match = [&](auto&& key) {
+    std::unordered_map<std::decay_t<decltype(key(std::string_view()))>, index> source_index;
+    source_index.reserve(source_entries.size());
+    for (const auto& [token, id] : source_entries) {
+      auto [slot, inserted] = source_index.emplace(key(token), id);
+      if (!inserted) slot->second = std::min(slot->second, id);
+    }
+    for (const auto& [token, target_id] : target_entries) {
+      max_target_id = std::max(max_target_id, target_id);
+      if (auto hit = source_index.find(key(token)); hit != source_index.end()) pairs.emplace_back(target_id, hit->second);
+    }
+  };
+  if (options.normalize)
+    match([&](std::string_view token) { return options.normalize(token); });
+  else
+    match([](std::string_view token) { return token; });
   if (pairs.empty())
     detail::fail("clp::intersect_vocabularies: the vocabularies share no token (" +
                  std::to_string(result.source_vocab_size) + " source, " + std::to_string(result.target_vocab_size) +
