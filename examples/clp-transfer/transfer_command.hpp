@@ -135,20 +135,35 @@ inline void run_transfer(const transfer_arguments& args) {
   progress.begin("read");
   const io::model_folder source(args.source);
   const io::model_folder helper(args.helper);
-  // Four independent reads run at once: the two vocabularies (JSON parsing) and the two
-  // embeddings (a mapping plus a NaN screen each). Errors are reported in the order the reads
-  // are listed in, whichever finished first: vocabularies, then embeddings.
-  auto reading_source_vocabulary = std::async(std::launch::async, [&] { return io::read_vocabulary(args.source); });
-  auto reading_helper_vocabulary = std::async(std::launch::async, [&] { return io::read_vocabulary(args.helper); });
+  // The reads run at once: the two vocabularies (JSON parsing) and their intersection, with the
+  // embedding row counts from the tensor headers, on one side; the two embeddings (a mapping
+  // plus a NaN screen each) on the other. Errors are still reported in the order of the checks
+  // below, whichever read finished first: vocabularies, embeddings, then the intersection.
+  auto reading_source_vocabulary =
+      std::async(std::launch::async, [&] { return io::read_vocabulary(args.source); }).share();
+  auto reading_helper_vocabulary =
+      std::async(std::launch::async, [&] { return io::read_vocabulary(args.helper); }).share();
   std::string embedding_name, helper_embedding_name;
   std::optional<std::string> head_name;
   std::optional<embedding_matrix> read_source_embedding, read_helper_embedding, source_head;
+  std::future<vocabulary_overlap> intersecting;
   std::exception_ptr embedding_error;
   try {
     const std::vector<std::string> source_names = source.tensor_names();
     embedding_name = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
     head_name = io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
     helper_embedding_name = io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
+    const auto rows_in_header = [](const io::model_folder& folder, const std::string& name) -> index {
+      const io::tensor_entry& tensor = folder.locate(name).tensor;
+      return tensor.shape.size() == 2 ? tensor.shape[0] : -1;
+    };
+    const index source_rows = rows_in_header(source, embedding_name);
+    const index helper_rows = rows_in_header(helper, helper_embedding_name);
+    if (source_rows >= 0 && helper_rows >= 0)
+      intersecting = std::async(std::launch::async, [=] {
+        return clp::intersect_vocabularies(reading_source_vocabulary.get().ids, reading_helper_vocabulary.get().ids,
+                                           {source_rows, helper_rows, {}});
+      });
     auto reading_helper =
         std::async(std::launch::async, [&] { return embedding_matrix::read(helper, helper_embedding_name); });
     read_source_embedding.emplace(embedding_matrix::read(source, embedding_name));
@@ -157,8 +172,8 @@ inline void run_transfer(const transfer_arguments& args) {
   } catch (...) {
     embedding_error = std::current_exception();
   }
-  const io::token_vocabulary source_vocabulary = reading_source_vocabulary.get();
-  const io::token_vocabulary helper_vocabulary = reading_helper_vocabulary.get();
+  const io::token_vocabulary& source_vocabulary = reading_source_vocabulary.get();
+  const io::token_vocabulary& helper_vocabulary = reading_helper_vocabulary.get();
   if (embedding_error) std::rethrow_exception(embedding_error);
   const embedding_matrix& source_embedding = *read_source_embedding;
   const embedding_matrix& helper_embedding = *read_helper_embedding;
@@ -176,8 +191,10 @@ inline void run_transfer(const transfer_arguments& args) {
 
   vocabulary_overlap overlap;
   try {
-    overlap = clp::intersect_vocabularies(source_vocabulary.ids, helper_vocabulary.ids,
-                                          {source_embedding.rows(), helper_embedding.rows(), {}});
+    // The same rows as the headers gave (the reads checked the shapes), so the same result.
+    overlap = intersecting.valid() ? intersecting.get()
+                                   : clp::intersect_vocabularies(source_vocabulary.ids, helper_vocabulary.ids,
+                                                                 {source_embedding.rows(), helper_embedding.rows(), {}});
   } catch (const clp::error& e) {
     throw std::runtime_error(detail::vocabulary_file(args.source).string() + " and " +
                              detail::vocabulary_file(args.helper).string() + ": " + e.what());
