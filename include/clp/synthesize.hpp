@@ -11,7 +11,10 @@
 /// rows are multiplied by the normalised overlapping helper rows, panel by panel, giving the
 /// m x |overlap| cosine block; the policy turns each row into weights; the weights times the
 /// overlapping source rows (panel by panel again, or only the chosen rows for a sparse policy)
-/// give the block's output rows. The |missing| x |overlap| matrix never exists, and no input
+/// give the block's output rows. A policy whose weights are its cosines times a row scale
+/// (paper_weights) skips that second product: the block's normalised helper rows times
+/// P = sum_j n_j a_j^T (d_helper x d_source, computed once) give the same rows up to the scale.
+/// The |missing| x |overlap| matrix never exists, and no input
 /// is ever copied whole: panels of at most panel_rows rows are gathered (and converted to
 /// float32) from the caller's matrices as needed. Blocks run in parallel; each output row is
 /// computed by one thread in a fixed order whatever the thread count and tile budget, so the
@@ -43,8 +46,10 @@ namespace clp {
 struct synthesis_options {
   /// Worker threads; 0 means all hardware threads.
   int threads = 0;
-  /// Working memory for all threads together, in bytes. When the overlap panels, 4 * |overlap|
-  /// * (d_helper + d_source) bytes (d_helper alone for a sparse policy), fit in half of it they
+  /// Working memory for all threads together, in bytes. A policy that scales cosines
+  /// (paper_weights) first takes 4 * d_helper * d_source bytes per source for P from it. When
+  /// the overlap panels, 4 * |overlap| * (d_helper + d_source) bytes (d_helper alone for a
+  /// sparse policy or one that scales cosines), fit in half of the rest they
   /// are gathered once and shared; the rest is split between the threads, each needing about
   /// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
   /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and
