@@ -100,13 +100,13 @@ std::vector<std::pair<std::string_view, index>> checked_entries(const Vocabulary
   }
   for_each_token(vocabulary, [&](std::string_view token, index id) {
     // Messages are built only when they are needed: this runs for every token.
-    auto named = [&](const char* problem) {
+    auto named = [&](const std::string& problem) {
       fail(std::string("clp::intersect_vocabularies: ") + which + " token '" + std::string(token) + "' (id " +
            std::to_string(id) + ") " + problem);
     };
     if (id < 0) named("has a negative id");
     if (rows >= 0 && id >= rows)
-      named(("is past the " + std::to_string(rows) + " rows of its embedding matrix").c_str());
+      named("is past the " + std::to_string(rows) + " rows of its embedding matrix");
     if (auto [seen, fresh] = by_id.emplace(id, token); !fresh)
       fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(seen->second) + "' and '" +
            std::string(token) + "' share id " + std::to_string(id));
