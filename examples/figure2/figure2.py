@@ -95,22 +95,11 @@ def train(model, train_ids, valid_ids, args, seed, on_eval):
     called at step 0 (before any update), every args.eval_every steps and at the end."""
     g = torch.Generator().manual_seed(seed)
     data = torch.tensor(train_ids, dtype=torch.long)
-    decay = [p for _, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for _, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    opt = tinygpt.adamw(model, args.lr, WEIGHT_DECAY)
     on_eval(0, tinygpt.perplexity(model, valid_ids))
     model.train()
     for step in range(args.steps):
-        for grp in opt.param_groups:
-            grp["lr"] = lr_at(step, args.lr, args.warmup)
-        starts = torch.randint(0, len(data) - N_POSITIONS - 1, (args.batch,), generator=g)
-        x = torch.stack([data[s:s + N_POSITIONS + 1] for s in starts.tolist()])
-        _, loss = model(x[:, :-1], x[:, 1:])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        tinygpt.train_step(model, opt, data, args.batch, N_POSITIONS, lr_at(step, args.lr, args.warmup), g)
         done = step + 1
         if done % args.eval_every == 0 or done == args.steps:
             on_eval(done, tinygpt.perplexity(model, valid_ids))

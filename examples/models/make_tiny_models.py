@@ -90,22 +90,11 @@ def lr_at(step, total, peak):
 def train(model, train_ids, steps, lr, seed, log_every=20):
     g = torch.Generator().manual_seed(seed)
     data = torch.tensor(train_ids, dtype=torch.long)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+    opt = tinygpt.adamw(model, lr, WEIGHT_DECAY)
     model.train()
     losses, t0 = [], time.time()
     for step in range(steps):
-        for grp in opt.param_groups:
-            grp["lr"] = lr_at(step, steps, lr)
-        starts = torch.randint(0, len(data) - N_POSITIONS - 1, (BATCH,), generator=g)
-        x = torch.stack([data[s:s + N_POSITIONS + 1] for s in starts.tolist()])
-        _, loss = model(x[:, :-1], x[:, 1:])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        loss = tinygpt.train_step(model, opt, data, BATCH, N_POSITIONS, lr_at(step, steps, lr), g)
         losses.append(float(loss))
         if (step + 1) % log_every == 0 or step == 0:
             print("  step %4d/%d  loss %.4f  lr %.2e  %.0fs" % (step + 1, steps, loss, lr_at(step, steps, lr),

@@ -625,6 +625,35 @@ def perplexity(model, token_ids, block=None, batch_size=32):
 
 
 # ---------------------------------------------------------------------------
+# Training (the shipped models and the Figure 2 runs share these)
+# ---------------------------------------------------------------------------
+
+def adamw(model, lr, weight_decay):
+    """AdamW with weight decay on the matrices only (biases, LayerNorm and other
+    1-D parameters get none), betas (0.9, 0.95)."""
+    decay = [p for _, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for _, p in model.named_parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+
+
+def train_step(model, opt, data, batch, block, lr, generator):
+    """One update at learning rate `lr`: `batch` windows of block + 1 tokens from the
+    1-D LongTensor `data`, their starts drawn with `generator`; gradients clipped to
+    norm 1.  Returns the batch loss (a 0-d tensor)."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+    starts = torch.randint(0, len(data) - block - 1, (batch,), generator=generator)
+    x = torch.stack([data[s:s + block + 1] for s in starts.tolist()])
+    _, loss = model(x[:, :-1], x[:, 1:])
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss
+
+
+# ---------------------------------------------------------------------------
 # Corpus: real text from pinned Debian packages
 # ---------------------------------------------------------------------------
 
