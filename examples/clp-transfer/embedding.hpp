@@ -6,66 +6,23 @@
 // measured: faulting in hundreds of MB of fresh 4 KiB pages (README, "Speed and memory").
 #pragma once
 
+#include <clp/detail/erased_view.hpp>
+#include <clp/detail/scratch_buffer.hpp>
 #include <clp/matrix_view.hpp>
-
-#include <sys/mman.h>
 
 #include <Eigen/Core>
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
 
 namespace clp::program {
-
-namespace detail {
-
-struct free_memory {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
-using owned_memory = std::unique_ptr<void, free_memory>;
-
-/// `bytes` of uninitialised memory. From 2 MiB on it is 2 MiB-aligned and offered to Linux as
-/// transparent huge pages: a few hundred page faults instead of one per 4 KiB.
-inline owned_memory allocate_uninitialized(std::size_t bytes) {
-  constexpr std::size_t huge_page = std::size_t(2) << 20;
-  const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
-  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
-  void* memory = std::aligned_alloc(alignment, rounded);
-  if (memory == nullptr) throw std::bad_alloc();
-  if (alignment == huge_page) ::madvise(memory, rounded, MADV_HUGEPAGE);
-  return owned_memory(memory);
-}
-
-/// The position of the first non-finite element of data[0..n), or -1. Screens with x * 0 (0
-/// for every finite x, NaN otherwise) over independent lanes, which vectorises; the position
-/// is looked for only when the screen fails.
-template <class T>
-std::int64_t first_non_finite(const T* data, std::int64_t n) {
-  constexpr int lanes = 16;
-  float screen[lanes] = {};
-  std::int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
-  for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
-  float total = 0;
-  for (float x : screen) total += x;
-  if (total == 0) return -1;
-  for (i = 0; i < n; ++i)
-    if (!std::isfinite(static_cast<float>(data[i]))) return i;
-  return -1;
-}
-
-}  // namespace detail
 
 class embedding_matrix {
  public:
@@ -85,8 +42,7 @@ class embedding_matrix {
       m.mapping_ = found.file.map(tensor);
       m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
     } else {
-      m.memory_ = detail::allocate_uninitialized(tensor.byte_size);
-      m.data_ = m.memory_.get();
+      m.data_ = m.memory_.reserve(tensor.byte_size);
       found.file.read(tensor, m.data_, tensor.byte_size);
     }
     m.require_finite();
@@ -129,8 +85,7 @@ class embedding_matrix {
     else
       throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
     if (allocate) {
-      memory_ = detail::allocate_uninitialized(byte_size());
-      data_ = memory_.get();
+      data_ = memory_.reserve(byte_size());
       writable_ = true;
     }
   }
@@ -147,7 +102,7 @@ class embedding_matrix {
   void require_finite() const {
     dispatch([&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      const std::int64_t at = detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
+      const index at = clp::detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
       if (at < 0) return;
       throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
                                std::to_string(at % cols_) + " is NaN or infinite");
@@ -159,7 +114,9 @@ class embedding_matrix {
   std::string description_;
   std::size_t element_size_ = 0;
   io::mapped_bytes mapping_;  // inputs
-  detail::owned_memory memory_;  // outputs, and inputs that could not be mapped
+  // Outputs, and inputs that could not be mapped: uninitialised, in transparent huge pages
+  // from 2 MiB on (a few hundred page faults instead of one per 4 KiB).
+  clp::detail::scratch_buffer<std::byte> memory_;
   void* data_ = nullptr;
   bool writable_ = false;
 };

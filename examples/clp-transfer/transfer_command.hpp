@@ -191,10 +191,9 @@ inline void run_transfer(const transfer_arguments& args) {
 
   vocabulary_overlap overlap;
   try {
-    // The same rows as the headers gave (the reads checked the shapes), so the same result.
-    overlap = intersecting.valid() ? intersecting.get()
-                                   : clp::intersect_vocabularies(source_vocabulary.ids, helper_vocabulary.ids,
-                                                                 {source_embedding.rows(), helper_embedding.rows(), {}});
+    // Started above with the row counts from the headers, which the reads have since checked
+    // to be these matrices' rows: both are 2-D, so the task exists.
+    overlap = intersecting.get();
   } catch (const clp::error& e) {
     throw std::runtime_error(detail::vocabulary_file(args.source).string() + " and " +
                              detail::vocabulary_file(args.helper).string() + ": " + e.what());

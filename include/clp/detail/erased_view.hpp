@@ -131,24 +131,32 @@ inline void copy_row(const input_view& in, index from, const output_view& out, i
   store_row(out, to, scratch);
 }
 
-/// The first non-finite element of row r (as float32: a double past float's range counts),
-/// or -1. Contiguous rows are first screened with x * 0, which is 0 for every finite x and NaN
-/// otherwise, added over independent lanes (vectorised, no early exit).
+/// The position of the first non-finite element of the contiguous data[0..n) (as float32: a
+/// double past float's range counts), or -1. Screens with x * 0, which is 0 for every finite x
+/// and NaN otherwise, added over independent lanes (vectorised, no early exit); the position
+/// is looked for only when the screen fails.
+template <class T>
+index first_non_finite(const T* data, index n) {
+  constexpr int lanes = 16;
+  float screen[lanes] = {};
+  index i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
+  for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
+  float total = 0;
+  for (float x : screen) total += x;
+  if (total == 0) return -1;
+  for (i = 0; i < n; ++i)
+    if (!std::isfinite(static_cast<float>(data[i]))) return i;
+  return -1;
+}
+
+/// The first non-finite element of row r (as float32), or -1.
 inline index first_non_finite(const input_view& v, index r) {
   return visit_kind(v, [&](auto* tag) -> index {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* row = v.typed<const T>() + r * v.row_stride;
-    if (v.col_stride == 1) {
-      constexpr int lanes = 16;
-      float screen[lanes] = {};
-      index c = 0;
-      for (; c + lanes <= v.cols; c += lanes)
-        for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(row[c + l]) * 0.0f;
-      for (; c < v.cols; ++c) screen[0] += static_cast<float>(row[c]) * 0.0f;
-      float total = 0;
-      for (float x : screen) total += x;
-      if (total == 0) return -1;
-    }
+    if (v.col_stride == 1) return first_non_finite(row, v.cols);
     for (index c = 0; c < v.cols; ++c)
       if (!std::isfinite(static_cast<float>(row[c * v.col_stride]))) return c;
     return -1;
