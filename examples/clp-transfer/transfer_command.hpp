@@ -76,11 +76,15 @@ void copy_overlap_rows(clp::matrix_view<const T> source, clp::matrix_view<T> out
     for (index c = 0; c < source.cols(); ++c) out(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
 }
 
-/// Flushes file or directory `path` to disk (fsync); throws naming it on failure.
-inline void flush_to_disk(const std::filesystem::path& path) {
+/// Flushes file or directory `path` to disk (fsync); false, with errno set, when that failed.
+inline bool try_flush_to_disk(const std::filesystem::path& path) noexcept {
   const io::detail::file_descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) io::detail::fail(path, io::detail::with_errno("cannot open to flush"));
-  if (::fsync(fd.get()) != 0) io::detail::fail(path, io::detail::with_errno("flushing"));
+  return fd.get() >= 0 && ::fsync(fd.get()) == 0;
+}
+
+/// Flushes file or directory `path` to disk; throws naming it on failure.
+inline void flush_to_disk(const std::filesystem::path& path) {
+  if (!try_flush_to_disk(path)) io::detail::fail(path, io::detail::with_errno("cannot flush to disk"));
 }
 
 /// Writes text to `path` through a temporary file in the same folder and a rename, so a
@@ -366,12 +370,9 @@ inline void run_transfer(const transfer_arguments& args) {
     if (!args.report.empty()) std::filesystem::remove(args.report.string() + ".partial", ignored);
     throw;
   }
-  if (durable) {
-    // The rename itself: best effort, since the output is already in place and complete.
-    const auto parent = io::detail::parent_directory(io::detail::without_trailing_separator(args.output));
-    const io::detail::file_descriptor fd(::open(parent.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() >= 0) ::fsync(fd.get());
-  }
+  // The rename itself: best effort, since the output is already in place and complete.
+  if (durable)
+    detail::try_flush_to_disk(io::detail::parent_directory(io::detail::without_trailing_separator(args.output)));
   if (!args.report.empty()) std::filesystem::rename(args.report.string() + ".partial", args.report);
   if (args.quiet) return;
   std::fprintf(stderr,
