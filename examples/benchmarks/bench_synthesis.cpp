@@ -47,7 +47,7 @@ using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using clock_type = std::chrono::steady_clock;
 
 struct shape {
-  clp::index target_vocab = 8000, overlap = 2000, helper_dim = 256, source_dim = 1024;
+  clp::Index target_vocab = 8000, overlap = 2000, helper_dim = 256, source_dim = 1024;
 };
 
 struct settings {
@@ -56,12 +56,12 @@ struct settings {
   int threads = 0;
   double tile_mb = 0;  // 0: the library's default
   std::string weighting = "paper";
-  clp::index k = 10;
+  clp::Index k = 10;
   float temperature = 0.1f;
   int repeats = 3;
   std::uint64_t seed = 0;
   bool gemm = false;
-  clp::index gemm_size = 4096;
+  clp::Index gemm_size = 4096;
   bool verify = true;
 };
 
@@ -184,11 +184,11 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }
 
 // n standard normal floats (Box-Muller on 53-bit uniforms) from the stream named by key.
-void fill_standard_normal(float* out, clp::index n, std::uint64_t key) {
+void fill_standard_normal(float* out, clp::Index n, std::uint64_t key) {
   std::uint64_t state = key;
   splitmix64(state);
   constexpr double two_pi = 6.283185307179586;
-  for (clp::index c = 0; c < n; c += 2) {
+  for (clp::Index c = 0; c < n; c += 2) {
     const double u1 = (double(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
     const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;          // [0, 1)
     const double radius = std::sqrt(-2.0 * std::log(u1));
@@ -205,15 +205,15 @@ std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream, std::uint64_t
 }
 
 // rows x cols, row-major: N(0, 1) + scale * one shared N(0, 1) row.
-row_major anisotropic(clp::index rows, clp::index cols, float scale, std::uint64_t seed, std::uint64_t stream) {
+row_major anisotropic(clp::Index rows, clp::Index cols, float scale, std::uint64_t seed, std::uint64_t stream) {
   std::vector<float> shared(static_cast<std::size_t>(cols));
   fill_standard_normal(shared.data(), cols, stream_key(seed, stream, ~std::uint64_t(0)));
   row_major m(rows, cols);
 #pragma omp parallel for schedule(static)
-  for (clp::index r = 0; r < rows; ++r) {
+  for (clp::Index r = 0; r < rows; ++r) {
     float* row = m.data() + r * cols;
     fill_standard_normal(row, cols, stream_key(seed, stream, std::uint64_t(r)));
-    for (clp::index c = 0; c < cols; ++c) row[c] += scale * shared[std::size_t(c)];
+    for (clp::Index c = 0; c < cols; ++c) row[c] += scale * shared[std::size_t(c)];
   }
   return m;
 }
@@ -223,7 +223,7 @@ int run_gemm(const settings& s) {
   const int threads = s.threads > 0 ? s.threads : hardware_threads();
   if (openblas_set_num_threads) openblas_set_num_threads(threads);
   Eigen::setNbThreads(threads);
-  const clp::index n = s.gemm_size;
+  const clp::Index n = s.gemm_size;
   Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
   c.noalias() = a * b;  // warm-up: page faults, BLAS buffers, thread start
   double best = 1e300;
@@ -244,34 +244,34 @@ int run_gemm(const settings& s) {
 // plain loops (independent of the library's blocking and of Eigen's kernels).
 double verify_paper(const row_major& helper, const row_major& source, const row_major& output,
                     const clp::vocabulary_overlap& overlap) {
-  const std::vector<clp::index>& missing = overlap.missing_ids;
-  const clp::index n = overlap.size(), dh = helper.cols(), ds = source.cols();
-  auto norm = [](const float* row, clp::index cols) {
+  const std::vector<clp::Index>& missing = overlap.missing_ids;
+  const clp::Index n = overlap.size(), dh = helper.cols(), ds = source.cols();
+  auto norm = [](const float* row, clp::Index cols) {
     double sum = 0;
-    for (clp::index c = 0; c < cols; ++c) sum += double(row[c]) * row[c];
+    for (clp::Index c = 0; c < cols; ++c) sum += double(row[c]) * row[c];
     return std::sqrt(sum);
   };
   double worst = 0;
-  for (clp::index t : {missing.front(), missing[missing.size() / 2], missing.back()}) {
+  for (clp::Index t : {missing.front(), missing[missing.size() / 2], missing.back()}) {
     const float* q = helper.data() + t * dh;
     const double q_norm = norm(q, dh);
     std::vector<double> weight(static_cast<std::size_t>(n));
     double sum = 0;
-    for (clp::index j = 0; j < n; ++j) {
+    for (clp::Index j = 0; j < n; ++j) {
       const float* h = helper.data() + overlap.target_ids[std::size_t(j)] * dh;
       double dot = 0;
-      for (clp::index c = 0; c < dh; ++c) dot += double(q[c]) * h[c];
+      for (clp::Index c = 0; c < dh; ++c) dot += double(q[c]) * h[c];
       weight[std::size_t(j)] = dot / (q_norm * norm(h, dh));
       sum += weight[std::size_t(j)];
     }
     std::vector<double> expected(static_cast<std::size_t>(ds), 0.0);
-    for (clp::index j = 0; j < n; ++j) {
+    for (clp::Index j = 0; j < n; ++j) {
       const float* a = source.data() + overlap.source_ids[std::size_t(j)] * ds;
-      for (clp::index c = 0; c < ds; ++c) expected[std::size_t(c)] += weight[std::size_t(j)] / sum * a[c];
+      for (clp::Index c = 0; c < ds; ++c) expected[std::size_t(c)] += weight[std::size_t(j)] / sum * a[c];
     }
     double difference = 0, reference = 0;
     const float* out = output.data() + t * ds;
-    for (clp::index c = 0; c < ds; ++c) {
+    for (clp::Index c = 0; c < ds; ++c) {
       const double e = expected[std::size_t(c)];
       difference += (out[c] - e) * (out[c] - e);
       reference += e * e;
@@ -292,11 +292,11 @@ int run_synthesis(const settings& s) {
   const row_major helper = anisotropic(d.target_vocab, d.helper_dim, 1.0f, s.seed, 2);
   clp::vocabulary_overlap overlap;
   overlap.source_vocab_size = overlap.target_vocab_size = d.target_vocab;
-  for (clp::index t = 0; t < d.overlap; ++t) {
+  for (clp::Index t = 0; t < d.overlap; ++t) {
     overlap.target_ids.push_back(t);
     overlap.source_ids.push_back((t * 7919) % d.target_vocab);
   }
-  for (clp::index t = d.overlap; t < d.target_vocab; ++t) overlap.missing_ids.push_back(t);
+  for (clp::Index t = d.overlap; t < d.target_vocab; ++t) overlap.missing_ids.push_back(t);
   row_major output = row_major::Zero(d.target_vocab, d.source_dim);  // allocated and touched
   const double generate_seconds = seconds_since(generate_start);
 

@@ -39,10 +39,10 @@ namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using clock_type = std::chrono::steady_clock;
-using clp::index;
+using clp::Index;
 
 struct settings {
-  index vocab = 50257, width_a = 768, width_b = 1600, k = 10;
+  Index vocab = 50257, width_a = 768, width_b = 1600, k = 10;
   int threads = 0;
   double tile_mib = 64;
   bool reference = true;
@@ -69,10 +69,10 @@ settings parse(int argc, char** argv) {
       if (end == argv[i] || *end != '\0') usage(flag + " expects a number, got '" + argv[i] + "'");
       return v;
     };
-    if (flag == "--vocab") s.vocab = index(number());
-    else if (flag == "--da") s.width_a = index(number());
-    else if (flag == "--db") s.width_b = index(number());
-    else if (flag == "--k") s.k = index(number());
+    if (flag == "--vocab") s.vocab = Index(number());
+    else if (flag == "--da") s.width_a = Index(number());
+    else if (flag == "--db") s.width_b = Index(number());
+    else if (flag == "--k") s.k = Index(number());
     else if (flag == "--threads") s.threads = int(number());
     else if (flag == "--tile-mib") s.tile_mib = number();
     else if (flag == "--no-reference") s.reference = false;
@@ -127,9 +127,9 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
-void normal_row(float* out, index n, std::uint64_t stream, std::uint64_t row) {
+void normal_row(float* out, Index n, std::uint64_t stream, std::uint64_t row) {
   std::uint64_t state = mix(stream * 0x100000001B3ull ^ mix(row));
-  for (index c = 0; c < n; c += 2) {
+  for (Index c = 0; c < n; c += 2) {
     const double u1 = (double(mix(state++) >> 11) + 1.0) * 0x1.0p-53;
     const double u2 = double(mix(state++) >> 11) * 0x1.0p-53;
     const double r = std::sqrt(-2.0 * std::log(u1));
@@ -143,17 +143,17 @@ void make_inputs(const settings& s, row_major& a, row_major& b) {
   b.resize(s.vocab, s.width_b);
   std::vector<float> shared(std::size_t(s.width_a));
   normal_row(shared.data(), s.width_a, 1, ~0ull);
-  clp::detail::parallel_for(s.vocab, clp::detail::resolve_threads(s.threads), [&](index r, int) {
+  clp::detail::parallel_for(s.vocab, clp::detail::resolve_threads(s.threads), [&](Index r, int) {
     normal_row(a.row(r).data(), s.width_a, 2, std::uint64_t(r));
-    for (index c = 0; c < s.width_a; ++c) a(r, c) += 0.5f * shared[std::size_t(c)];
+    for (Index c = 0; c < s.width_a; ++c) a(r, c) += 0.5f * shared[std::size_t(c)];
     normal_row(b.row(r).data(), s.width_b, 3, std::uint64_t(r));
-    for (index c = 0; c < s.width_a; ++c) b(r, c) += a(r, c);
+    for (Index c = 0; c < s.width_a; ++c) b(r, c) += a(r, c);
   });
 }
 
 row_major normalised(const row_major& x) {
   row_major n = x;
-  for (index r = 0; r < n.rows(); ++r) {
+  for (Index r = 0; r < n.rows(); ++r) {
     const double norm = n.row(r).cast<double>().norm();
     if (norm > 0) n.row(r) *= float(1.0 / norm);
   }
@@ -165,14 +165,14 @@ row_major normalised(const row_major& x) {
 timing blocked_products(const row_major& x, const settings& s, std::size_t tile_bytes) {
   using namespace clp::detail;
   const int threads = resolve_threads(s.threads);
-  const index block = knn_block_rows(x.rows(), x.cols(), s.k, threads, tile_bytes);
-  const index n_blocks = (x.rows() + block - 1) / block;
+  const Index block = knn_block_rows(x.rows(), x.cols(), s.k, threads, tile_bytes);
+  const Index n_blocks = (x.rows() + block - 1) / block;
   std::vector<row_major> out(std::size_t(threads), row_major(block, panel_rows));
   return time_of([&] {
-    parallel_for(n_blocks, threads, [&](index b, int worker) {
-      const index rows = std::min(block, x.rows() - b * block);
-      for (index p0 = 0; p0 < x.rows(); p0 += panel_rows) {
-        const index pn = std::min(panel_rows, x.rows() - p0);
+    parallel_for(n_blocks, threads, [&](Index b, int worker) {
+      const Index rows = std::min(block, x.rows() - b * block);
+      for (Index p0 = 0; p0 < x.rows(); p0 += panel_rows) {
+        const Index pn = std::min(panel_rows, x.rows() - p0);
         matrix_map(out[std::size_t(worker)].data(), rows, pn).noalias() =
             x.middleRows(b * block, rows) * x.middleRows(p0, pn).transpose();
       }
@@ -183,12 +183,12 @@ timing blocked_products(const row_major& x, const settings& s, std::size_t tile_
 // The products alone, each block of 256 rows times all rows in one product.
 timing full_width_products(const row_major& x, const settings& s) {
   const int threads = clp::detail::resolve_threads(s.threads);
-  const index block = 256;
-  const index n_blocks = (x.rows() + block - 1) / block;
+  const Index block = 256;
+  const Index n_blocks = (x.rows() + block - 1) / block;
   std::vector<row_major> out(std::size_t(threads), row_major(block, x.rows()));
   return time_of([&] {
-    clp::detail::parallel_for(n_blocks, threads, [&](index b, int worker) {
-      const index rows = std::min(block, x.rows() - b * block);
+    clp::detail::parallel_for(n_blocks, threads, [&](Index b, int worker) {
+      const Index rows = std::min(block, x.rows() - b * block);
       clp::detail::matrix_map(out[std::size_t(worker)].data(), rows, x.rows()).noalias() =
           x.middleRows(b * block, rows) * x.transpose();
     });
@@ -245,8 +245,8 @@ int main(int argc, char** argv) {
   if (s.check) {
     // A sample of rows at full size: neighbours bit-identical for any threads and tile budget,
     // and the sampled overload agrees with the whole-vocabulary run.
-    std::vector<clp::index> sample;
-    for (clp::index v = 0; v < s.vocab; v += 33) sample.push_back(v);
+    std::vector<clp::Index> sample;
+    for (clp::Index v = 0; v < s.vocab; v += 33) sample.push_back(v);
     bool identical = true;
     for (const row_major* x : {&a, &b}) {
       const auto view = clp::detail::input_view::from(clp::make_view(*x));

@@ -50,12 +50,12 @@ class embedding_matrix {
   }
 
   /// A rows x cols matrix of `dtype` in memory, uninitialised: every element must be written.
-  embedding_matrix(const std::string& dtype, index rows, index cols, std::string description)
+  embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description)
       : embedding_matrix(dtype, rows, cols, std::move(description), /*allocate=*/true) {}
 
   const std::string& dtype() const { return dtype_; }
-  index rows() const { return rows_; }
-  index cols() const { return cols_; }
+  Index rows() const { return rows_; }
+  Index cols() const { return cols_; }
   /// "FILE tensor NAME", for messages.
   const std::string& description() const { return description_; }
 
@@ -78,7 +78,7 @@ class embedding_matrix {
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size_; }
 
  private:
-  embedding_matrix(const std::string& dtype, index rows, index cols, std::string description, bool allocate)
+  embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description, bool allocate)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
     if (dtype == "F32" || dtype == "F64" || dtype == "F16" || dtype == "BF16")
       element_size_ = *io::dtype_size(dtype);
@@ -102,7 +102,7 @@ class embedding_matrix {
   void require_finite() const {
     dispatch([&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      const index at = clp::detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
+      const Index at = clp::detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
       if (at < 0) return;
       throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
                                std::to_string(at % cols_) + " is NaN or infinite");
@@ -110,7 +110,7 @@ class embedding_matrix {
   }
 
   std::string dtype_;
-  index rows_ = 0, cols_ = 0;
+  Index rows_ = 0, cols_ = 0;
   std::string description_;
   std::size_t element_size_ = 0;
   io::mapped_bytes mapping_;  // inputs

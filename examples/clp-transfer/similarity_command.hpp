@@ -21,8 +21,8 @@ namespace clp::program {
 
 struct similarity_arguments {
   std::filesystem::path a, b;
-  index k = 10;
-  index sample = 0;  // 0: the whole vocabulary
+  Index k = 10;
+  Index sample = 0;  // 0: the whole vocabulary
   std::uint64_t seed = 0;
   int threads = 0;
   double tile_mb = 64;
@@ -31,13 +31,13 @@ struct similarity_arguments {
 
 /// `count` distinct ids of [0, n), ascending, chosen by a partial Fisher-Yates shuffle driven by
 /// splitmix64 (not std::uniform_int_distribution, whose output differs between libraries).
-inline std::vector<index> seeded_sample(index n, index count, std::uint64_t seed) {
-  std::vector<index> ids(static_cast<std::size_t>(n));
-  for (index i = 0; i < n; ++i) ids[i] = i;
+inline std::vector<Index> seeded_sample(Index n, Index count, std::uint64_t seed) {
+  std::vector<Index> ids(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) ids[i] = i;
   std::uint64_t state = seed;
-  for (index i = 0; i < count; ++i) {
+  for (Index i = 0; i < count; ++i) {
     state = clp::detail::splitmix64(state);
-    std::swap(ids[i], ids[i + index(state % std::uint64_t(n - i))]);
+    std::swap(ids[i], ids[i + Index(state % std::uint64_t(n - i))]);
   }
   ids.resize(static_cast<std::size_t>(count));
   std::sort(ids.begin(), ids.end());
@@ -58,7 +58,7 @@ inline void run_similarity(const similarity_arguments& args) {
   const embedding_matrix ea = embedding_matrix::read(a, io::find_input_embedding(args.a, a.tensor_names()));
   const embedding_matrix eb = embedding_matrix::read(b, io::find_input_embedding(args.b, b.tensor_names()));
   // Rows past the vocabulary are padding, not tokens.
-  const index rows = va.size;
+  const Index rows = va.size;
   for (const embedding_matrix* e : {&ea, &eb})
     if (e->rows() < rows)
       throw std::runtime_error(e->description() + ": " + std::to_string(e->rows()) + " rows for " +
@@ -70,9 +70,9 @@ inline void run_similarity(const similarity_arguments& args) {
   options.k = args.k;
   options.threads = args.threads;
   options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
-  const std::vector<index> queries = args.sample > 0 ? seeded_sample(rows, args.sample, args.seed) : [&] {
-    std::vector<index> all(static_cast<std::size_t>(rows));
-    for (index i = 0; i < rows; ++i) all[i] = i;
+  const std::vector<Index> queries = args.sample > 0 ? seeded_sample(rows, args.sample, args.seed) : [&] {
+    std::vector<Index> all(static_cast<std::size_t>(rows));
+    for (Index i = 0; i < rows; ++i) all[i] = i;
     return all;
   }();
   const knn_overlap_result result = ea.visit([&](auto view_a) {

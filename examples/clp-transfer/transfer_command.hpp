@@ -40,7 +40,7 @@ struct transfer_arguments {
   bool fsync = false;  // flush the output to disk before the rename
   std::string method = "clp";  // clp | overlap-random | random
   std::string weighting = default_weighting;
-  index k = 10;
+  Index k = 10;
   float temperature = 0.1f;
   std::uint64_t seed = 0;
 };
@@ -72,8 +72,8 @@ inline void require_hidden_size(const io::model_folder& folder, const embedding_
 /// out(target_ids[i], :) = source(source_ids[i], :), same element type.
 template <class T>
 void copy_overlap_rows(clp::matrix_view<const T> source, clp::matrix_view<T> out, const vocabulary_overlap& overlap) {
-  for (index i = 0; i < overlap.size(); ++i)
-    for (index c = 0; c < source.cols(); ++c) out(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
+  for (Index i = 0; i < overlap.size(); ++i)
+    for (Index c = 0; c < source.cols(); ++c) out(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
 }
 
 /// Flushes file or directory `path` to disk (fsync); false, with errno set, when that failed.
@@ -157,12 +157,12 @@ inline void run_transfer(const transfer_arguments& args) {
     embedding_name = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
     head_name = io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
     helper_embedding_name = io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
-    const auto rows_in_header = [](const io::model_folder& folder, const std::string& name) -> index {
+    const auto rows_in_header = [](const io::model_folder& folder, const std::string& name) -> Index {
       const io::tensor_entry& tensor = folder.locate(name).tensor;
       return tensor.shape.size() == 2 ? tensor.shape[0] : -1;
     };
-    const index source_rows = rows_in_header(source, embedding_name);
-    const index helper_rows = rows_in_header(helper, helper_embedding_name);
+    const Index source_rows = rows_in_header(source, embedding_name);
+    const Index helper_rows = rows_in_header(helper, helper_embedding_name);
     if (source_rows >= 0 && helper_rows >= 0)
       intersecting = std::async(std::launch::async, [=] {
         return clp::intersect_vocabularies(reading_source_vocabulary.get().ids, reading_helper_vocabulary.get().ids,
@@ -206,7 +206,7 @@ inline void run_transfer(const transfer_arguments& args) {
 
   // --- synthesize
   progress.begin("synthesize");
-  const index target_rows = helper_embedding.rows();
+  const Index target_rows = helper_embedding.rows();
   embedding_matrix output_embedding(source_embedding.dtype(), target_rows, source_embedding.cols(),
                                     "output " + embedding_name);
   std::optional<embedding_matrix> output_head;
@@ -215,7 +215,7 @@ inline void run_transfer(const transfer_arguments& args) {
   synthesis_options options;
   options.threads = args.threads;
   options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
-  options.progress = [&](index done, index total) { progress.update(double(done), double(total)); };
+  options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
 
   synthesis_report report;
   report.overlap = overlap.size();
@@ -248,10 +248,10 @@ inline void run_transfer(const transfer_arguments& args) {
     }
     // The baselines: rows drawn from the source's per-dimension normal; overlap-random keeps
     // the overlapping rows (transfer without a helper model), random draws every row.
-    const std::vector<index> drawn =
+    const std::vector<Index> drawn =
         args.method == "random" ? [&] {
-          std::vector<index> all(static_cast<std::size_t>(target_rows));
-          for (index r = 0; r < target_rows; ++r) all[r] = r;
+          std::vector<Index> all(static_cast<std::size_t>(target_rows));
+          for (Index r = 0; r < target_rows; ++r) all[r] = r;
           return all;
         }()
                                 : overlap.missing_ids;
@@ -269,7 +269,7 @@ inline void run_transfer(const transfer_arguments& args) {
     fill(source_embedding, output_embedding);
     if (source_head) fill(*source_head, *output_head);
     report.copied_rows = args.method == "random" ? 0 : overlap.size();
-    report.synthesized_rows = index(drawn.size());
+    report.synthesized_rows = Index(drawn.size());
   });
   const double synthesize_seconds = progress.end();
 
@@ -330,7 +330,7 @@ inline void run_transfer(const transfer_arguments& args) {
   const double total_seconds = std::chrono::duration<double>(clock::now() - started).count();
 
   // --- report
-  const index missing = overlap.target_rows() - overlap.size();
+  const Index missing = overlap.target_rows() - overlap.size();
   const bool out_of_proportion =
       report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
   if (!args.report.empty()) {

@@ -10,7 +10,7 @@
 int main() {
   const std::vector<std::string> source_vocab{"the", "cat", "sat", "on", "mat"};
   const std::vector<std::string> target_vocab{"die", "cat", "mat", "katze", "on"};
-  const clp::index d_source = 16, d_helper = 4;
+  const clp::Index d_source = 16, d_helper = 4;
 
   std::vector<Eigen::bfloat16> source(source_vocab.size() * d_source);
   for (std::size_t i = 0; i < source.size(); ++i) source[i] = Eigen::bfloat16(float(i % 7) - 3.0f);
@@ -19,10 +19,10 @@ int main() {
   for (std::size_t i = 0; i < helper_storage.size(); ++i) helper_storage[i] = 1.0f + float(i % 5);
   std::vector<Eigen::bfloat16> target(target_vocab.size() * d_source);
 
-  const clp::matrix_view<const Eigen::bfloat16> source_view(source.data(), clp::index(source_vocab.size()), d_source);
-  const clp::matrix_view<const float> helper_view(helper_storage.data(), clp::index(target_vocab.size()), d_helper, 6,
+  const clp::matrix_view<const Eigen::bfloat16> source_view(source.data(), clp::Index(source_vocab.size()), d_source);
+  const clp::matrix_view<const float> helper_view(helper_storage.data(), clp::Index(target_vocab.size()), d_helper, 6,
                                                   clp::storage_order::row_major);
-  clp::matrix_view<Eigen::bfloat16> target_view(target.data(), clp::index(target_vocab.size()), d_source);
+  clp::matrix_view<Eigen::bfloat16> target_view(target.data(), clp::Index(target_vocab.size()), d_source);
 
   const auto overlap = clp::intersect_vocabularies(source_vocab, target_vocab);
   clp::synthesis_options options;

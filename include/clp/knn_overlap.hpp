@@ -42,7 +42,7 @@ namespace clp {
 
 struct knn_options {
   /// Neighbours per token, 1 <= k < #vocab.
-  index k = 10;
+  Index k = 10;
   /// Worker threads; 0 means all hardware threads.
   int threads = 0;
   /// Working memory for all threads together, in bytes (the neighbour lists, 16 * |tokens| * k
@@ -56,8 +56,8 @@ struct knn_overlap_result {
   /// Mean of per_token: sum over tokens of |N_k^A ∩ N_k^B| divided by k * tokens.
   double mean_overlap = 0;
   /// Tokens averaged over: #vocab, or the number of query ids.
-  index tokens = 0;
-  index k = 0;
+  Index tokens = 0;
+  Index k = 0;
   /// tokens values |N_k^A(v) ∩ N_k^B(v)| / k in query order (row order for the whole
   /// vocabulary); each is a multiple of 1 / k.
   std::vector<float> per_token;
@@ -68,13 +68,13 @@ namespace detail {
 /// Query rows per block for `threads` workers sharing tile_bytes (see knn_options): the most
 /// the budget allows, a multiple of block_quantum, then evened out so the blocks split evenly
 /// across the workers. Neither choice changes a result.
-inline index knn_block_rows(index n_queries, index d, index k, int threads, std::size_t tile_bytes) {
-  const auto round_up = [](index n, index q) { return (n + q - 1) / q * q; };
-  const index heap_floats = k * index(sizeof(scored_row) / sizeof(float));
-  const index budget_floats = static_cast<index>(tile_bytes / sizeof(float) / std::size_t(threads));
-  index block = (budget_floats - panel_rows * d) / (d + panel_rows + heap_floats) / block_quantum * block_quantum;
-  block = std::clamp(block, block_quantum, round_up(std::max<index>(n_queries, 1), block_quantum));
-  const index n_blocks = round_up((n_queries + block - 1) / block, threads);
+inline Index knn_block_rows(Index n_queries, Index d, Index k, int threads, std::size_t tile_bytes) {
+  const auto round_up = [](Index n, Index q) { return (n + q - 1) / q * q; };
+  const Index heap_floats = k * Index(sizeof(scored_row) / sizeof(float));
+  const Index budget_floats = static_cast<Index>(tile_bytes / sizeof(float) / std::size_t(threads));
+  Index block = (budget_floats - panel_rows * d) / (d + panel_rows + heap_floats) / block_quantum * block_quantum;
+  block = std::clamp(block, block_quantum, round_up(std::max<Index>(n_queries, 1), block_quantum));
+  const Index n_blocks = round_up((n_queries + block - 1) / block, threads);
   return std::max(block_quantum, round_up((n_queries + n_blocks - 1) / n_blocks, block_quantum));
 }
 
@@ -83,40 +83,40 @@ inline index knn_block_rows(index n_queries, index d, index k, int threads, std:
 /// cosine 0 with every row. Callers validate: 1 <= k < x.rows, ids in range, finite values.
 /// @param[in] x        #rows by d, d >= 1
 /// @param[in] queries  query row ids, any order, repeats allowed
-inline std::vector<index> nearest_neighbours(const input_view& x, const std::vector<index>& queries, index k,
+inline std::vector<Index> nearest_neighbours(const input_view& x, const std::vector<Index>& queries, Index k,
                                              int requested_threads, std::size_t tile_bytes) {
-  const index n_rows = x.rows;
-  const index d = x.cols;
-  const index n_queries = static_cast<index>(queries.size());
+  const Index n_rows = x.rows;
+  const Index d = x.cols;
+  const Index n_queries = static_cast<Index>(queries.size());
   CLP_ASSERT(k >= 1 && k < n_rows && d >= 1);
-  std::vector<index> neighbours(static_cast<std::size_t>(n_queries * k));
+  std::vector<Index> neighbours(static_cast<std::size_t>(n_queries * k));
   if (n_queries == 0) return neighbours;
 
   // Inverse norms, computed once and used for query and panel rows alike.
   std::vector<float> inverse_norm(static_cast<std::size_t>(n_rows));
   {
     std::vector<float> row(static_cast<std::size_t>(d));
-    for (index r = 0; r < n_rows; ++r) {
+    for (Index r = 0; r < n_rows; ++r) {
       load_row(x, r, row.data());
       const double norm = row_norm(row.data(), d);
       inverse_norm[r] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
     }
   }
-  std::vector<index> all_rows(static_cast<std::size_t>(n_rows));
-  std::iota(all_rows.begin(), all_rows.end(), index(0));
+  std::vector<Index> all_rows(static_cast<std::size_t>(n_rows));
+  std::iota(all_rows.begin(), all_rows.end(), Index(0));
 
   const int threads = resolve_threads(requested_threads);
-  const index block = knn_block_rows(n_queries, d, k, threads, tile_bytes);
-  const index n_blocks = (n_queries + block - 1) / block;
+  const Index block = knn_block_rows(n_queries, d, k, threads, tile_bytes);
+  const Index n_blocks = (n_queries + block - 1) / block;
 
   struct scratch {
     std::vector<float> queries, panel, cosines;
     std::vector<scored_row> heaps;
-    std::vector<index> sizes;
+    std::vector<Index> sizes;
   };
   std::vector<scratch> workers(static_cast<std::size_t>(threads));
 
-  parallel_for(n_blocks, threads, [&](index b, int worker) {
+  parallel_for(n_blocks, threads, [&](Index b, int worker) {
     scratch& s = workers[std::size_t(worker)];
     s.queries.resize(std::size_t(block * d));
     s.panel.resize(std::size_t(panel_rows * d));
@@ -124,47 +124,47 @@ inline std::vector<index> nearest_neighbours(const input_view& x, const std::vec
     s.heaps.resize(std::size_t(block * k));
     s.sizes.assign(std::size_t(block), 0);
 
-    const index row0 = b * block;
-    const index m = std::min(block, n_queries - row0);
+    const Index row0 = b * block;
+    const Index m = std::min(block, n_queries - row0);
 
     // Normalised query rows; rows past m stay zero (padding to the block height).
     matrix_map query_block(s.queries.data(), block, d);
     query_block.setZero();
-    for (index i = 0; i < m; ++i) {
+    for (Index i = 0; i < m; ++i) {
       float* q = s.queries.data() + i * d;
-      const index id = queries[std::size_t(row0 + i)];
+      const Index id = queries[std::size_t(row0 + i)];
       load_row(x, id, q);
-      for (index c = 0; c < d; ++c) q[c] *= inverse_norm[id];
+      for (Index c = 0; c < d; ++c) q[c] *= inverse_norm[id];
     }
 
-    for (index p0 = 0; p0 < n_rows; p0 += panel_rows) {
-      const index pn = std::min(panel_rows, n_rows - p0);
+    for (Index p0 = 0; p0 < n_rows; p0 += panel_rows) {
+      const Index pn = std::min(panel_rows, n_rows - p0);
       gather_rows(x, all_rows.data() + p0, pn, s.panel.data());
-      for (index j = 0; j < pn; ++j) {
+      for (Index j = 0; j < pn; ++j) {
         float* h = s.panel.data() + j * d;
-        for (index c = 0; c < d; ++c) h[c] *= inverse_norm[p0 + j];
+        for (Index c = 0; c < d; ++c) h[c] *= inverse_norm[p0 + j];
       }
       matrix_map(s.cosines.data(), block, pn).noalias() = query_block * matrix_map(s.panel.data(), pn, d).transpose();
-      for (index i = 0; i < m; ++i) {
+      for (Index i = 0; i < m; ++i) {
         float* c = s.cosines.data() + i * pn;
-        const index self = queries[std::size_t(row0 + i)];
+        const Index self = queries[std::size_t(row0 + i)];
         if (self >= p0 && self < p0 + pn) c[self - p0] = -std::numeric_limits<float>::infinity();
         s.sizes[i] = offer_candidates(c, pn, p0, s.heaps.data() + i * k, s.sizes[i], k);
       }
     }
 
-    for (index i = 0; i < m; ++i) {
+    for (Index i = 0; i < m; ++i) {
       scored_row* heap = s.heaps.data() + i * k;
       CLP_ASSERT(s.sizes[i] == k);
       std::sort_heap(heap, heap + k, ranks_before{});
-      index* out = neighbours.data() + (row0 + i) * k;
-      for (index r = 0; r < k; ++r) out[r] = heap[r].id;
+      Index* out = neighbours.data() + (row0 + i) * k;
+      for (Index r = 0; r < k; ++r) out[r] = heap[r].id;
     }
   });
   return neighbours;
 }
 
-inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, const std::vector<index>& queries,
+inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, const std::vector<Index>& queries,
                                       const knn_options& options, const char* context) {
   for (const auto& [v, name] : {std::pair(a, "a"), std::pair(b, "b")})
     if (v.rows < 1 || v.cols < 1)
@@ -173,7 +173,7 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
   if (a.rows != b.rows)
     fail(std::string(context) + ": 'a' has " + std::to_string(a.rows) + " rows but 'b' has " + std::to_string(b.rows) +
          " (both must hold the same vocabulary)");
-  const index k = options.k;
+  const Index k = options.k;
   if (k < 1) fail(std::string(context) + ": k must be at least 1, got " + std::to_string(k));
   if (k >= a.rows)
     fail(std::string(context) + ": k = " + std::to_string(k) + " must be smaller than the " + std::to_string(a.rows) +
@@ -185,26 +185,26 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
            " is outside the " + std::to_string(a.rows) + " rows");
   // Every row is a candidate neighbour, so every row must be finite.
   for (const auto& [v, name] : {std::pair(a, "a"), std::pair(b, "b")})
-    for (index r = 0; r < v.rows; ++r)
-      if (index c = first_non_finite(v, r); c >= 0)
+    for (Index r = 0; r < v.rows; ++r)
+      if (Index c = first_non_finite(v, r); c >= 0)
         fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " + std::to_string(c) +
              " is NaN or infinite");
 
-  const std::vector<index> near_a = nearest_neighbours(a, queries, k, options.threads, options.tile_bytes);
-  const std::vector<index> near_b = nearest_neighbours(b, queries, k, options.threads, options.tile_bytes);
+  const std::vector<Index> near_a = nearest_neighbours(a, queries, k, options.threads, options.tile_bytes);
+  const std::vector<Index> near_b = nearest_neighbours(b, queries, k, options.threads, options.tile_bytes);
 
   knn_overlap_result result;
-  result.tokens = static_cast<index>(queries.size());
+  result.tokens = static_cast<Index>(queries.size());
   result.k = k;
   result.per_token.resize(queries.size());
-  std::vector<index> sorted_a(static_cast<std::size_t>(k)), sorted_b(static_cast<std::size_t>(k));
-  index total = 0;  // an integer count: the mean does not depend on summation order
-  for (index t = 0; t < result.tokens; ++t) {
+  std::vector<Index> sorted_a(static_cast<std::size_t>(k)), sorted_b(static_cast<std::size_t>(k));
+  Index total = 0;  // an integer count: the mean does not depend on summation order
+  for (Index t = 0; t < result.tokens; ++t) {
     std::copy_n(near_a.begin() + t * k, k, sorted_a.begin());
     std::copy_n(near_b.begin() + t * k, k, sorted_b.begin());
     std::sort(sorted_a.begin(), sorted_a.end());
     std::sort(sorted_b.begin(), sorted_b.end());
-    index shared = 0;
+    Index shared = 0;
     for (auto i = sorted_a.begin(), j = sorted_b.begin(); i != sorted_a.end() && j != sorted_b.end();) {
       if (*i < *j)
         ++i;
@@ -239,7 +239,7 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
 /// @throws clp::error on an empty matrix, different row counts, k out of range, an empty
 /// query list or an id outside the rows, NaN or infinite values
 template <class A, class B>
-knn_overlap_result knn_overlap(const A& a, const B& b, const std::vector<index>& queries,
+knn_overlap_result knn_overlap(const A& a, const B& b, const std::vector<Index>& queries,
                                const knn_options& options = {}) {
   return detail::knn_overlap(detail::input_view::from(make_view(a)), detail::input_view::from(make_view(b)), queries,
                              options, "clp::knn_overlap");
@@ -253,8 +253,8 @@ knn_overlap_result knn_overlap(const A& a, const B& b, const std::vector<index>&
 template <class A, class B>
 knn_overlap_result knn_overlap(const A& a, const B& b, const knn_options& options = {}) {
   const auto va = detail::input_view::from(make_view(a));
-  std::vector<index> all(static_cast<std::size_t>(std::max<index>(va.rows, 0)));
-  std::iota(all.begin(), all.end(), index(0));
+  std::vector<Index> all(static_cast<std::size_t>(std::max<Index>(va.rows, 0)));
+  std::iota(all.begin(), all.end(), Index(0));
   return detail::knn_overlap(va, detail::input_view::from(make_view(b)), all, options, "clp::knn_overlap");
 }
 

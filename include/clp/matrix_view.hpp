@@ -24,8 +24,10 @@
 
 namespace clp {
 
-/// Row and column counts, ids and strides: signed, like Eigen::Index.
-using index = std::ptrdiff_t;
+/// Row and column counts, ids and strides: signed, and the same name and type as Eigen::Index.
+/// Not `index`: <strings.h> declares a function of that name, which `using namespace clp;`
+/// would make ambiguous.
+using Index = std::ptrdiff_t;
 
 enum class storage_order { row_major, column_major };
 
@@ -56,12 +58,12 @@ class matrix_view {
   ///                      (column-major); at least cols (resp. rows) unless there is at most
   ///                      one row (resp. column)
   /// @param order         storage order of the buffer
-  matrix_view(T* data, index rows, index cols, index outer_stride, storage_order order)
+  matrix_view(T* data, Index rows, Index cols, Index outer_stride, storage_order order)
       : data_(data), rows_(rows), cols_(cols), outer_stride_(outer_stride), order_(order) {
     if (rows < 0 || cols < 0)
       detail::fail("clp::matrix_view: negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
-    const index inner = order == storage_order::row_major ? cols : rows;
-    const index outer = order == storage_order::row_major ? rows : cols;
+    const Index inner = order == storage_order::row_major ? cols : rows;
+    const Index outer = order == storage_order::row_major ? rows : cols;
     if (outer > 1 && outer_stride < inner)
       detail::fail("clp::matrix_view: outer stride " + std::to_string(outer_stride) +
                    " is smaller than the inner size " + std::to_string(inner));
@@ -71,7 +73,7 @@ class matrix_view {
   }
 
   /// A contiguous buffer: the outer stride is the inner size.
-  matrix_view(T* data, index rows, index cols, storage_order order = storage_order::row_major)
+  matrix_view(T* data, Index rows, Index cols, storage_order order = storage_order::row_major)
       : matrix_view(data, rows, cols, order == storage_order::row_major ? cols : rows, order) {}
 
   /// A mutable view converts to a read-only one.
@@ -84,21 +86,21 @@ class matrix_view {
         order_(other.order()) {}
 
   T* data() const { return data_; }
-  index rows() const { return rows_; }
-  index cols() const { return cols_; }
-  index outer_stride() const { return outer_stride_; }
+  Index rows() const { return rows_; }
+  Index cols() const { return cols_; }
+  Index outer_stride() const { return outer_stride_; }
   storage_order order() const { return order_; }
   /// Elements between (r, c) and (r + 1, c), and between (r, c) and (r, c + 1).
-  index row_stride() const { return order_ == storage_order::row_major ? outer_stride_ : 1; }
-  index col_stride() const { return order_ == storage_order::row_major ? 1 : outer_stride_; }
+  Index row_stride() const { return order_ == storage_order::row_major ? outer_stride_ : 1; }
+  Index col_stride() const { return order_ == storage_order::row_major ? 1 : outer_stride_; }
 
-  T& operator()(index r, index c) const { return data_[r * row_stride() + c * col_stride()]; }
+  T& operator()(Index r, Index c) const { return data_[r * row_stride() + c * col_stride()]; }
 
  private:
   T* data_ = nullptr;
-  index rows_ = 0;
-  index cols_ = 0;
-  index outer_stride_ = 0;
+  Index rows_ = 0;
+  Index cols_ = 0;
+  Index outer_stride_ = 0;
   storage_order order_ = storage_order::row_major;
 };
 
@@ -126,7 +128,7 @@ matrix_view<T> make_view(const matrix_view<T>& m) {
 
 /// A std::vector holding a contiguous matrix of the given shape (row-major by default).
 template <class T, class Alloc>
-matrix_view<T> make_view(std::vector<T, Alloc>& v, index rows, index cols,
+matrix_view<T> make_view(std::vector<T, Alloc>& v, Index rows, Index cols,
                          storage_order order = storage_order::row_major) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
     detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +
@@ -134,7 +136,7 @@ matrix_view<T> make_view(std::vector<T, Alloc>& v, index rows, index cols,
   return matrix_view<T>(v.data(), rows, cols, order);
 }
 template <class T, class Alloc>
-matrix_view<const T> make_view(const std::vector<T, Alloc>& v, index rows, index cols,
+matrix_view<const T> make_view(const std::vector<T, Alloc>& v, Index rows, Index cols,
                                storage_order order = storage_order::row_major) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
     detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +

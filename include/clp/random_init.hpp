@@ -32,14 +32,14 @@ column_statistics column_statistics_of(const Matrix& m) {
   column_statistics stats{std::vector<double>(std::size_t(v.cols), 0.0), std::vector<double>(std::size_t(v.cols), 0.0)};
   std::vector<float> row(std::size_t(v.cols));
   // Two passes (mean, then squared deviations): no cancellation for large means.
-  for (index r = 0; r < v.rows; ++r) {
+  for (Index r = 0; r < v.rows; ++r) {
     detail::load_row(v, r, row.data());
-    for (index c = 0; c < v.cols; ++c) stats.mean[c] += row[c];
+    for (Index c = 0; c < v.cols; ++c) stats.mean[c] += row[c];
   }
   for (double& x : stats.mean) x /= double(v.rows);
-  for (index r = 0; r < v.rows; ++r) {
+  for (Index r = 0; r < v.rows; ++r) {
     detail::load_row(v, r, row.data());
-    for (index c = 0; c < v.cols; ++c) stats.stddev[c] += (row[c] - stats.mean[c]) * (row[c] - stats.mean[c]);
+    for (Index c = 0; c < v.cols; ++c) stats.stddev[c] += (row[c] - stats.mean[c]) * (row[c] - stats.mean[c]);
   }
   for (double& x : stats.stddev) x = std::sqrt(x / double(v.rows));
   return stats;
@@ -56,7 +56,7 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
 
 /// A standard normal draw that depends only on (seed, row, column): Box-Muller on two
 /// counter-based uniforms, so results do not depend on threads, row order or platform RNGs.
-inline double normal_draw(std::uint64_t seed, index row, index column) {
+inline double normal_draw(std::uint64_t seed, Index row, Index column) {
   const std::uint64_t key =
       splitmix64(seed ^ splitmix64(std::uint64_t(row) * 0x100000001B3ull + std::uint64_t(column)));
   const double u1 = (double((key >> 11) | 1u)) * 0x1.0p-53;  // (0, 1): never log(0)
@@ -74,18 +74,18 @@ inline double normal_draw(std::uint64_t seed, index row, index column) {
 /// @param[in]  rows    target rows to fill, each < #target_rows
 /// @param[in]  seed    any value; the same seed gives the same rows
 template <class Output>
-void random_rows(const column_statistics& stats, Output&& output, const std::vector<index>& rows, std::uint64_t seed) {
+void random_rows(const column_statistics& stats, Output&& output, const std::vector<Index>& rows, std::uint64_t seed) {
   const auto out = detail::output_view::from(make_view(output));
-  if (index(stats.mean.size()) != out.cols || stats.stddev.size() != stats.mean.size())
+  if (Index(stats.mean.size()) != out.cols || stats.stddev.size() != stats.mean.size())
     detail::fail("clp::random_rows: 'output' has " + std::to_string(out.cols) + " columns but the statistics have " +
                  std::to_string(stats.mean.size()));
-  for (index r : rows)
+  for (Index r : rows)
     if (r < 0 || r >= out.rows)
       detail::fail("clp::random_rows: row " + std::to_string(r) + " is outside the " + std::to_string(out.rows) +
                    " rows of 'output'");
   std::vector<float> row(std::size_t(out.cols));
-  for (index r : rows) {
-    for (index c = 0; c < out.cols; ++c)
+  for (Index r : rows) {
+    for (Index c = 0; c < out.cols; ++c)
       row[c] = static_cast<float>(stats.mean[c] + stats.stddev[c] * detail::normal_draw(seed, r, c));
     detail::store_row(out, r, row.data());
   }

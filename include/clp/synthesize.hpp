@@ -59,28 +59,28 @@ struct synthesis_options {
   std::size_t tile_bytes = std::size_t(256) << 20;
   /// Only target rows in [first_row, last_row) are written (copied or synthesised); -1 means
   /// up to the last row. Lets callers split one transfer across processes or machines.
-  index first_row = 0;
-  index last_row = -1;
+  Index first_row = 0;
+  Index last_row = -1;
   /// Optional: called as blocks finish with (rows synthesised so far, rows to synthesise).
   /// Calls come from the worker threads, one at a time.
-  std::function<void(index done, index total)> progress;
+  std::function<void(Index done, Index total)> progress;
 };
 
 /// What a synthesis did. Row counts refer to the rows written (the row range).
 struct synthesis_report {
-  index overlap = 0;           ///< |Vs ∩ Vt|
-  index copied_rows = 0;       ///< overlapping rows copied (eq. 2)
-  index synthesized_rows = 0;  ///< missing rows synthesised (eq. 3)
+  Index overlap = 0;           ///< |Vs ∩ Vt|
+  Index copied_rows = 0;       ///< overlapping rows copied (eq. 2)
+  Index synthesized_rows = 0;  ///< missing rows synthesised (eq. 3)
   /// Rows set to the mean of the overlapping source rows because their helper row has zero
   /// norm or the policy could not weight them (see each policy). Their sum is degenerate_rows.
-  index zero_norm_rows = 0;
-  index fallback_rows = 0;
-  index degenerate_rows() const { return zero_norm_rows + fallback_rows; }
+  Index zero_norm_rows = 0;
+  Index fallback_rows = 0;
+  Index degenerate_rows() const { return zero_norm_rows + fallback_rows; }
   /// Rows whose largest cosine is not positive: the helper sees no overlapping token as similar.
-  index no_positive_rows = 0;
+  Index no_positive_rows = 0;
   /// Rows whose weights' absolute values add up to more than 2: a small cosine sum that
   /// inflates the output row (only paper_weights can produce them).
-  index inflated_rows = 0;
+  Index inflated_rows = 0;
   /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows.
   double effective_neighbours_min = 0, effective_neighbours_median = 0, effective_neighbours_max = 0;
   /// Largest and median norm of the synthesised rows of the first output, and the median norm
@@ -106,27 +106,27 @@ inline double median(std::vector<double> values) {
 
 /// Throws naming the first (lowest listed) row of v among `rows` with a NaN or infinite
 /// element. The rows are screened in parallel, in chunks.
-inline void require_finite_rows(const input_view& v, const char* name, const std::vector<index>& rows, int threads,
+inline void require_finite_rows(const input_view& v, const char* name, const std::vector<Index>& rows, int threads,
                                 const char* context) {
-  constexpr index chunk = 1024;
-  const index n = static_cast<index>(rows.size());
-  std::vector<index> first_bad((n + chunk - 1) / chunk, -1);  // per chunk: position in rows
-  parallel_for(index(first_bad.size()), threads, [&](index k, int) {
-    for (index i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i)
+  constexpr Index chunk = 1024;
+  const Index n = static_cast<Index>(rows.size());
+  std::vector<Index> first_bad((n + chunk - 1) / chunk, -1);  // per chunk: position in rows
+  parallel_for(Index(first_bad.size()), threads, [&](Index k, int) {
+    for (Index i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i)
       if (first_non_finite(v, rows[i]) >= 0) {
         first_bad[k] = i;
         return;
       }
   });
-  for (index i : first_bad)
+  for (Index i : first_bad)
     if (i >= 0) {
-      const index r = rows[i];
+      const Index r = rows[i];
       fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " +
            std::to_string(first_non_finite(v, r)) + " is NaN or infinite");
     }
 }
 
-inline void check_sorted_ids(const std::vector<index>& ids, index rows, const char* what, const char* matrix,
+inline void check_sorted_ids(const std::vector<Index>& ids, Index rows, const char* what, const char* matrix,
                              const char* context) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= rows)
@@ -145,7 +145,7 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
                             const std::vector<source_output>& pairs, const Policy& policy,
                             const synthesis_options& options, const char* context) {
   // --- validation: every caller-caused problem is reported before any output is written
-  const index n_overlap = overlap.size();
+  const Index n_overlap = overlap.size();
   if (n_overlap == 0) fail(std::string(context) + ": the overlap is empty");
   if (overlap.source_ids.size() != overlap.target_ids.size())
     fail(std::string(context) + ": overlap has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
@@ -160,25 +160,25 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     if (output.cols != source.cols)
       fail(std::string(context) + ": '" + output_name + "' has " + std::to_string(output.cols) + " columns but '" +
            source_name + "' has " + std::to_string(source.cols));
-    for (index s : overlap.source_ids)
+    for (Index s : overlap.source_ids)
       if (s < 0 || s >= source.rows)
         fail(std::string(context) + ": overlap source id " + std::to_string(s) + " is outside the " +
              std::to_string(source.rows) + " rows of '" + source_name + "'");
   }
-  const index first = options.first_row;
-  const index last = options.last_row < 0 ? helper.rows : options.last_row;
+  const Index first = options.first_row;
+  const Index last = options.last_row < 0 ? helper.rows : options.last_row;
   if (first < 0 || first > last || last > helper.rows)
     fail(std::string(context) + ": row range [" + std::to_string(first) + ", " + std::to_string(last) +
          ") is outside the " + std::to_string(helper.rows) + " target rows");
 
-  auto in_range = [&](const std::vector<index>& ids) {
+  auto in_range = [&](const std::vector<Index>& ids) {
     return std::pair(std::lower_bound(ids.begin(), ids.end(), first) - ids.begin(),
                      std::lower_bound(ids.begin(), ids.end(), last) - ids.begin());
   };
   const auto [copy_begin, copy_end] = in_range(overlap.target_ids);
   const auto [miss_begin, miss_end] = in_range(overlap.missing_ids);
-  const std::vector<index> missing(overlap.missing_ids.begin() + miss_begin, overlap.missing_ids.begin() + miss_end);
-  const index n_missing = static_cast<index>(missing.size());
+  const std::vector<Index> missing(overlap.missing_ids.begin() + miss_begin, overlap.missing_ids.begin() + miss_end);
+  const Index n_missing = static_cast<Index>(missing.size());
 
   const int threads = resolve_threads(options.threads);
   require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
@@ -190,10 +190,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // source the sum of its overlapping rows (for their mean, the fallback row) and the norms
   // of the first source's rows, and the copy of the overlapping rows in the range (eq. 2).
   // Panel sums are added in panel order, so the mean does not depend on the thread count.
-  const index d_helper = helper.cols;
-  index d_source = 0;
+  const Index d_helper = helper.cols;
+  Index d_source = 0;
   for (const auto& pair : pairs) d_source = std::max(d_source, pair.source.cols);
-  const index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
+  const Index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
   std::vector<float> inverse_norm(static_cast<std::size_t>(n_overlap));
   std::vector<double> source_norm(static_cast<std::size_t>(n_overlap));
   std::vector<std::vector<double>> panel_sums(pairs.size());
@@ -201,10 +201,10 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     panel_sums[p].assign(static_cast<std::size_t>(n_panels * pairs[p].source.cols), 0.0);
   std::vector<std::vector<float>> rows(static_cast<std::size_t>(threads),
                                        std::vector<float>(static_cast<std::size_t>(std::max(d_helper, d_source))));
-  parallel_for(n_panels, threads, [&](index panel, int worker) {
+  parallel_for(n_panels, threads, [&](Index panel, int worker) {
     float* const row = rows[static_cast<std::size_t>(worker)].data();
-    const index p0 = panel * panel_rows, p1 = std::min(n_overlap, p0 + panel_rows);
-    for (index j = p0; j < p1; ++j) {
+    const Index p0 = panel * panel_rows, p1 = std::min(n_overlap, p0 + panel_rows);
+    for (Index j = p0; j < p1; ++j) {
       load_row(helper, overlap.target_ids[j], row);
       const double norm = row_norm(row, d_helper);
       inverse_norm[j] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
@@ -212,9 +212,9 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const auto& [source, output, source_name, output_name] = pairs[p];
       double* const sum = panel_sums[p].data() + panel * source.cols;
-      for (index j = p0; j < p1; ++j) {
+      for (Index j = p0; j < p1; ++j) {
         load_row(source, overlap.source_ids[j], row);
-        for (index c = 0; c < source.cols; ++c) sum[c] += row[c];
+        for (Index c = 0; c < source.cols; ++c) sum[c] += row[c];
         if (p == 0) source_norm[j] = row_norm(row, source.cols);
         if (j >= copy_begin && j < copy_end) copy_row(source, overlap.source_ids[j], output, overlap.target_ids[j], row);
       }
@@ -225,11 +225,11 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   report.median_source_row_norm = median(std::move(source_norm));
   std::vector<std::vector<float>> means;
   for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const index cols = pairs[p].source.cols;
+    const Index cols = pairs[p].source.cols;
     std::vector<float> mean(static_cast<std::size_t>(cols));
-    for (index c = 0; c < cols; ++c) {
+    for (Index c = 0; c < cols; ++c) {
       double sum = 0;
-      for (index panel = 0; panel < n_panels; ++panel) sum += panel_sums[p][panel * cols + c];
+      for (Index panel = 0; panel < n_panels; ++panel) sum += panel_sums[p][panel * cols + c];
       mean[c] = static_cast<float>(sum / double(n_overlap));
     }
     means.push_back(std::move(mean));
@@ -242,11 +242,11 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // source rows, as float32) are gathered once and shared by every block when they fit in half
   // the budget; otherwise each block gathers them panel by panel into its own scratch. Both
   // ways feed the products the same panels, so they give the same bits.
-  const index k_max = [&] {
+  const Index k_max = [&] {
     if constexpr (Policy::is_sparse)
       return policy.max_neighbours(n_overlap);
     else
-      return index(0);
+      return Index(0);
   }();
   // A policy whose weights are its cosines times a row scale never needs the weights times
   // the overlapping source rows: with q_t and n_j the normalised helper rows,
@@ -255,37 +255,37 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // |overlap| to d_helper terms per output element; the cosines are still formed, for the
   // policy's guard and the report.
   constexpr bool projected = !Policy::is_sparse && scales_cosines<Policy>::value;
-  index resident_width = d_helper;
+  Index resident_width = d_helper;
   if constexpr (!Policy::is_sparse && !projected)
     for (const auto& pair : pairs) resident_width += pair.source.cols;
-  index projection_floats = 0;
+  Index projection_floats = 0;
   if constexpr (projected)
     for (const auto& pair : pairs) projection_floats += d_helper * pair.source.cols;
-  const index budget =
-      std::max<index>(0, static_cast<index>(options.tile_bytes / sizeof(float)) - projection_floats);
+  const Index budget =
+      std::max<Index>(0, static_cast<Index>(options.tile_bytes / sizeof(float)) - projection_floats);
   const bool resident = n_overlap * resident_width <= budget / 2;
-  const index panel_width = resident ? 0 : std::max(d_helper, d_source);
-  const index per_thread =
+  const Index panel_width = resident ? 0 : std::max(d_helper, d_source);
+  const Index per_thread =
       ((resident ? budget - n_overlap * resident_width : budget) / threads) - panel_rows * panel_width;
-  const index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
-  const auto round_up = [](index n, index step) { return (n + step - 1) / step * step; };
-  index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
+  const Index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
+  const auto round_up = [](Index n, Index step) { return (n + step - 1) / step * step; };
+  Index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.
   if (resident) block = std::min(block, max_shared_block);
   // Balance: a multiple of `threads` blocks of equal height, so no worker idles at the end.
-  index n_blocks = (n_missing + block - 1) / block;
+  Index n_blocks = (n_missing + block - 1) / block;
   n_blocks = std::min(round_up(n_blocks, threads), (n_missing + block_quantum - 1) / block_quantum);
   block = round_up((n_missing + n_blocks - 1) / n_blocks, block_quantum);
   n_blocks = (n_missing + block - 1) / block;
 
   // Panel p covers overlap entries [p * panel_rows, ...): the helper's rows normalised, and the
   // rows of each source.
-  auto gather_helper_panel = [&](index p0, index pn, float* into) {
+  auto gather_helper_panel = [&](Index p0, Index pn, float* into) {
     gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
-    for (index j = 0; j < pn; ++j) {
+    for (Index j = 0; j < pn; ++j) {
       float* h = into + j * d_helper;
-      for (index c = 0; c < d_helper; ++c) h[c] *= inverse_norm[p0 + j];
+      for (Index c = 0; c < d_helper; ++c) h[c] *= inverse_norm[p0 + j];
     }
   };
   scratch_buffer<float> resident_helper;
@@ -295,8 +295,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     if constexpr (!Policy::is_sparse && !projected)
       for (std::size_t p = 0; p < pairs.size(); ++p)
         resident_source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols));
-    parallel_for(n_panels, threads, [&](index panel, int) {
-      const index p0 = panel * panel_rows, pn = std::min(panel_rows, n_overlap - p0);
+    parallel_for(n_panels, threads, [&](Index panel, int) {
+      const Index p0 = panel * panel_rows, pn = std::min(panel_rows, n_overlap - p0);
       gather_helper_panel(p0, pn, resident_helper.data() + p0 * d_helper);
       if constexpr (!Policy::is_sparse && !projected)
         for (std::size_t p = 0; p < pairs.size(); ++p)
@@ -310,14 +310,14 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
   // the thread count.
   std::vector<scratch_buffer<float>> projection(pairs.size());
   if constexpr (projected) {
-    constexpr index chunk_cols = 256;
+    constexpr Index chunk_cols = 256;
     scratch_buffer<float> helper_panel, source_panel;
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const input_view& source = pairs[p].source;
-      const index d = source.cols;
+      const Index d = source.cols;
       float* const into = projection[p].reserve(std::size_t(d_helper * d));
-      for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-        const index pn = std::min(panel_rows, n_overlap - p0);
+      for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+        const Index pn = std::min(panel_rows, n_overlap - p0);
         const float* h = resident_helper.data() + p0 * d_helper;
         if (!resident) {
           gather_helper_panel(p0, pn, helper_panel.reserve(std::size_t(panel_rows * d_helper)));
@@ -325,8 +325,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
         }
         float* const a = source_panel.reserve(std::size_t(panel_rows * d));
         gather_rows(source, overlap.source_ids.data() + p0, pn, a);
-        parallel_for((d + chunk_cols - 1) / chunk_cols, threads, [&](index chunk, int) {
-          const index c0 = chunk * chunk_cols, cn = std::min(chunk_cols, d - c0);
+        parallel_for((d + chunk_cols - 1) / chunk_cols, threads, [&](Index chunk, int) {
+          const Index c0 = chunk * chunk_cols, cn = std::min(chunk_cols, d - c0);
           strided_map part(into + c0, d_helper, cn, Eigen::OuterStride<>(d));
           const auto normalised = Eigen::Map<const row_major_matrix>(h, pn, d_helper);
           const auto values = Eigen::Map<const row_major_matrix, 0, Eigen::OuterStride<>>(a + c0, pn, cn,
@@ -346,44 +346,44 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
   struct scratch {
     scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
-    scratch_buffer<index> neighbour, count;
+    scratch_buffer<Index> neighbour, count;
   };
   std::vector<scratch> workers(static_cast<std::size_t>(threads));
   std::mutex progress_mutex;
-  index rows_done = 0;
+  Index rows_done = 0;
 
-  parallel_for(n_blocks, threads, [&](index b, int worker) {
+  parallel_for(n_blocks, threads, [&](Index b, int worker) {
     scratch& s = workers[static_cast<std::size_t>(worker)];
     float* const cosines = s.cosines.reserve(std::size_t(block * n_overlap));
     float* const accumulator = s.accumulator.reserve(std::size_t(block * d_source));
     float* const panel = s.panel.reserve(std::size_t(panel_rows * panel_width));
-    index* const neighbours = s.neighbour.reserve(std::size_t(block * k_max));
+    Index* const neighbours = s.neighbour.reserve(std::size_t(block * k_max));
     float* const weights = s.weight.reserve(std::size_t(block * k_max));
-    index* const counts = s.count.reserve(std::size_t(block));
+    Index* const counts = s.count.reserve(std::size_t(block));
     float* const source_row = s.source_row.reserve(std::size_t(d_source));
     float* const scale = s.scale.reserve(std::size_t(block));
 
-    const index row0 = b * block;
-    const index m = std::min(block, n_missing - row0);
+    const Index row0 = b * block;
+    const Index m = std::min(block, n_missing - row0);
 
     // Normalised helper rows of the block; rows past m are zero (padding to the block height).
     matrix_map queries(s.queries.reserve(std::size_t(block * d_helper)), block, d_helper);
     queries.bottomRows(block - m).setZero();
-    for (index i = 0; i < m; ++i) {
+    for (Index i = 0; i < m; ++i) {
       float* q = queries.data() + i * d_helper;
       load_row(helper, missing[row0 + i], q);
       const double norm = row_norm(q, d_helper);
       if (norm > 0) {
         const float inv = static_cast<float>(1.0 / norm);
-        for (index c = 0; c < d_helper; ++c) q[c] *= inv;
+        for (Index c = 0; c < d_helper; ++c) q[c] *= inv;
       } else {
         flags[row0 + i] |= zero_norm;
       }
     }
 
     // Cosines, panel by panel of the overlap.
-    for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-      const index pn = std::min(panel_rows, n_overlap - p0);
+    for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+      const Index pn = std::min(panel_rows, n_overlap - p0);
       const float* h = resident_helper.data() + p0 * d_helper;
       if (!resident) gather_helper_panel(p0, pn, panel), h = panel;
       strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
@@ -392,13 +392,13 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
 
     // Weights, one row at a time. A dense policy leaves a row of weights up to a factor,
     // scale[i], applied below to the (shorter) output row.
-    for (index i = 0; i < m; ++i) {
+    for (Index i = 0; i < m; ++i) {
       float* c = cosines + i * n_overlap;
       std::uint8_t& f = flags[row0 + i];
       double sum_abs = 0, sum_squares = 0;
       if constexpr (Policy::is_sparse) {
         if (max_of(c, n_overlap) <= 0) f |= no_positive;
-        index* nb = neighbours + i * k_max;
+        Index* nb = neighbours + i * k_max;
         float* w = weights + i * k_max;
         counts[i] = (f & zero_norm) ? 0 : policy(c, n_overlap, nb, w);
         if (counts[i] == 0 && !(f & zero_norm)) f |= fallback;
@@ -427,16 +427,16 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const input_view& source = pairs[p].source;
       const output_view& output = pairs[p].output;
-      const index d = source.cols;
+      const Index d = source.cols;
       if constexpr (Policy::is_sparse) {
-        for (index i = 0; i < m; ++i) {
+        for (Index i = 0; i < m; ++i) {
           float* out = accumulator + i * d;
           std::fill(out, out + d, 0.0f);
-          const index* nb = neighbours + i * k_max;
+          const Index* nb = neighbours + i * k_max;
           const float* w = weights + i * k_max;
-          for (index k = 0; k < counts[i]; ++k) {
+          for (Index k = 0; k < counts[i]; ++k) {
             load_row(source, overlap.source_ids[nb[k]], source_row);
-            for (index c = 0; c < d; ++c) out[c] += w[k] * source_row[c];
+            for (Index c = 0; c < d; ++c) out[c] += w[k] * source_row[c];
           }
         }
       } else if constexpr (projected) {
@@ -444,8 +444,8 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
             queries * Eigen::Map<const row_major_matrix>(projection[p].data(), d_helper, d);
       } else {
         matrix_map result(accumulator, block, d);
-        for (index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-          const index pn = std::min(panel_rows, n_overlap - p0);
+        for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+          const Index pn = std::min(panel_rows, n_overlap - p0);
           const float* a = resident_source[p].data() + p0 * d;
           if (!resident) gather_rows(source, overlap.source_ids.data() + p0, pn, panel), a = panel;
           const auto w = strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap));
@@ -456,12 +456,12 @@ synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& 
             result.noalias() += w * values;
         }
       }
-      for (index i = 0; i < m; ++i) {
+      for (Index i = 0; i < m; ++i) {
         float* out = accumulator + i * d;
         if (flags[row0 + i] & (zero_norm | fallback))
           std::copy(means[p].begin(), means[p].end(), out);
         else if (scale[i] != 1.0f)
-          for (index c = 0; c < d; ++c) out[c] *= scale[i];
+          for (Index c = 0; c < d; ++c) out[c] *= scale[i];
         store_row(output, missing[row0 + i], out);
         if (p == 0) output_norm[row0 + i] = row_norm(out, d);
       }

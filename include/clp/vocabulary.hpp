@@ -25,19 +25,19 @@ namespace clp {
 struct vocabulary_overlap {
   /// Overlapping tokens as parallel arrays, sorted by target id: target token
   /// target_ids[i] has the same string as source token source_ids[i].
-  std::vector<index> target_ids;
-  std::vector<index> source_ids;
+  std::vector<Index> target_ids;
+  std::vector<Index> source_ids;
   /// Every target row in [0, target_rows) that is not in target_ids, ascending. This includes
   /// rows no token names (padding rows of an embedding matrix larger than its vocabulary).
-  std::vector<index> missing_ids;
+  std::vector<Index> missing_ids;
   /// Tokens in each vocabulary (the paper's |Vs| and |Vt|).
-  index source_vocab_size = 0;
-  index target_vocab_size = 0;
+  Index source_vocab_size = 0;
+  Index target_vocab_size = 0;
 
   /// |Vs ∩ Vt|.
-  index size() const { return static_cast<index>(target_ids.size()); }
+  Index size() const { return static_cast<Index>(target_ids.size()); }
   /// Rows of the target embedding: overlapping plus missing.
-  index target_rows() const { return size() + static_cast<index>(missing_ids.size()); }
+  Index target_rows() const { return size() + static_cast<Index>(missing_ids.size()); }
   /// |Vs ∩ Vt| / |Vs|: the normalisation of the paper's Table 1.
   double share_of_source() const { return source_vocab_size ? double(size()) / double(source_vocab_size) : 0.0; }
   /// |Vs ∩ Vt| / |Vt|.
@@ -46,10 +46,10 @@ struct vocabulary_overlap {
 
 struct intersect_options {
   /// Rows of the source embedding; every source id must be below it. -1: not checked.
-  index source_rows = -1;
+  Index source_rows = -1;
   /// Rows of the helper (and output) embedding; every target id must be below it, and
   /// missing_ids covers [0, target_rows). -1: one past the largest target id.
-  index target_rows = -1;
+  Index target_rows = -1;
   /// Optional: tokens are compared after this mapping (for example stripping a word-start
   /// marker that two tokenizers spell differently). Empty: exact string match, as in the paper.
   /// When several source tokens map to one string, the lowest source id wins.
@@ -74,31 +74,31 @@ template <class Vocabulary, class F>
 void for_each_token(const Vocabulary& vocabulary, F&& f) {
   using entry = std::decay_t<decltype(*std::begin(vocabulary))>;
   if constexpr (is_string_like_v<entry>) {
-    index id = 0;
+    Index id = 0;
     for (const auto& token : vocabulary) f(std::string_view(token), id++);
   } else {
     static_assert(is_string_like_v<decltype(std::declval<entry>().first)> &&
                       std::is_integral_v<std::decay_t<decltype(std::declval<entry>().second)>>,
                   "clp::intersect_vocabularies: a vocabulary is a range of strings (id = position) "
                   "or of (string, integer id) pairs");
-    for (const auto& [token, id] : vocabulary) f(std::string_view(token), static_cast<index>(id));
+    for (const auto& [token, id] : vocabulary) f(std::string_view(token), static_cast<Index>(id));
   }
 }
 
 /// The (token, id) entries of one vocabulary, rejecting an empty vocabulary, negative, too
 /// large and duplicate ids, and a token listed twice.
 template <class Vocabulary>
-std::vector<std::pair<std::string_view, index>> checked_entries(const Vocabulary& vocabulary, const char* which,
-                                                                index rows) {
-  std::vector<std::pair<std::string_view, index>> entries;
-  std::unordered_map<index, std::string_view> by_id;
-  std::unordered_map<std::string_view, index> by_token;
+std::vector<std::pair<std::string_view, Index>> checked_entries(const Vocabulary& vocabulary, const char* which,
+                                                                Index rows) {
+  std::vector<std::pair<std::string_view, Index>> entries;
+  std::unordered_map<Index, std::string_view> by_id;
+  std::unordered_map<std::string_view, Index> by_token;
   if constexpr (has_size_v<Vocabulary>) {
     entries.reserve(std::size(vocabulary));
     by_id.reserve(std::size(vocabulary));
     by_token.reserve(std::size(vocabulary));
   }
-  for_each_token(vocabulary, [&](std::string_view token, index id) {
+  for_each_token(vocabulary, [&](std::string_view token, Index id) {
     // Messages are built only when they are needed: this runs for every token.
     auto named = [&](const std::string& problem) {
       fail(std::string("clp::intersect_vocabularies: ") + which + " token '" + std::string(token) + "' (id " +
@@ -137,15 +137,15 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
   vocabulary_overlap result;
   const auto source_entries = detail::checked_entries(source, "source", options.source_rows);
   const auto target_entries = detail::checked_entries(target, "target", options.target_rows);
-  result.source_vocab_size = static_cast<index>(source_entries.size());
-  result.target_vocab_size = static_cast<index>(target_entries.size());
+  result.source_vocab_size = static_cast<Index>(source_entries.size());
+  result.target_vocab_size = static_cast<Index>(target_entries.size());
   // Source tokens that normalise to one string are one entry, the lowest id; every target
   // token is looked up on its own, so two target tokens may share a source row. Without a
   // normaliser the keys are views of the caller's strings (no copies).
-  std::vector<std::pair<index, index>> pairs;
-  index max_target_id = -1;
+  std::vector<std::pair<Index, Index>> pairs;
+  Index max_target_id = -1;
   auto match = [&](auto&& key) {
-    std::unordered_map<std::decay_t<decltype(key(std::string_view()))>, index> source_index;
+    std::unordered_map<std::decay_t<decltype(key(std::string_view()))>, Index> source_index;
     source_index.reserve(source_entries.size());
     for (const auto& [token, id] : source_entries) {
       auto [slot, inserted] = source_index.emplace(key(token), id);
@@ -171,10 +171,10 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
     result.target_ids.push_back(t);
     result.source_ids.push_back(s);
   }
-  const index rows = options.target_rows >= 0 ? options.target_rows : max_target_id + 1;
+  const Index rows = options.target_rows >= 0 ? options.target_rows : max_target_id + 1;
   result.missing_ids.reserve(static_cast<std::size_t>(rows) - pairs.size());
   auto next_overlap = result.target_ids.begin();
-  for (index id = 0; id < rows; ++id) {
+  for (Index id = 0; id < rows; ++id) {
     if (next_overlap != result.target_ids.end() && *next_overlap == id)
       ++next_overlap;
     else

@@ -54,7 +54,7 @@ struct dense_weights {
 };
 
 /// The statistics of x[0..n).
-inline cosine_statistics statistics_of(const float* x, index n) {
+inline cosine_statistics statistics_of(const float* x, Index n) {
   // Eight lanes as fixed-size Eigen arrays (vectorised lane by lane, never reassociated), the
   // lanes added in order at the end.
   constexpr int lanes = 8;
@@ -62,7 +62,7 @@ inline cosine_statistics statistics_of(const float* x, index n) {
   using double_lanes = Eigen::Array<double, lanes, 1>;
   float_lanes top = float_lanes::Constant(-std::numeric_limits<float>::infinity());
   double_lanes sum = double_lanes::Zero(), sum_abs = sum, sum_squares = sum, sum_positive = sum;
-  index j = 0;
+  Index j = 0;
   for (; j + lanes <= n; j += lanes) {
     const float_lanes f = Eigen::Map<const float_lanes>(x + j);
     top = top.max(f);
@@ -103,7 +103,7 @@ struct paper_weights {
   static constexpr bool scales_cosines = true;
   double min_sum_ratio = 1e-4;
 
-  dense_weights operator()(float* /*cosines*/, index /*n*/, const cosine_statistics& s) const {
+  dense_weights operator()(float* /*cosines*/, Index /*n*/, const cosine_statistics& s) const {
     if (!(s.sum_abs > 0) || !(s.sum > min_sum_ratio * s.sum_abs)) return {};
     const double scale = 1.0 / s.sum;
     return {scale, s.sum_abs * scale, s.sum_squares * scale * scale};
@@ -127,10 +127,10 @@ struct scales_cosines<P, std::void_t<decltype(P::scales_cosines)>> : std::bool_c
 struct clamped_weights {
   static constexpr bool is_sparse = false;
 
-  dense_weights operator()(float* cosines, index n, const cosine_statistics& s) const {
+  dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (!(s.sum_positive > 0)) return {};
     double squares = 0;
-    for (index j = 0; j < n; ++j) {
+    for (Index j = 0; j < n; ++j) {
       cosines[j] = std::max(cosines[j], 0.0f);
       squares += double(cosines[j]) * cosines[j];
     }
@@ -144,20 +144,20 @@ struct clamped_weights {
 /// has a positive cosine. k larger than the overlap means the whole overlap.
 struct top_k_weights {
   static constexpr bool is_sparse = true;
-  index k = 10;
+  Index k = 10;
 
-  index max_neighbours(index n) const { return std::min(k, n); }
+  Index max_neighbours(Index n) const { return std::min(k, n); }
 
   /// @param[in]  cosines    n cosines of one target token
   /// @param[out] neighbour  max_neighbours(n) overlap indices
   /// @param[out] weight     their weights
   /// @return the number of pairs written; 0 means fall back
-  index operator()(const float* cosines, index n, index* neighbour, float* weight) const {
-    const index count = detail::select_top_k(cosines, n, k, neighbour);
+  Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const {
+    const Index count = detail::select_top_k(cosines, n, k, neighbour);
     double sum = 0;
-    for (index i = 0; i < count; ++i) sum += std::max(cosines[neighbour[i]], 0.0f);
+    for (Index i = 0; i < count; ++i) sum += std::max(cosines[neighbour[i]], 0.0f);
     if (!(sum > 0)) return 0;
-    for (index i = 0; i < count; ++i) weight[i] = static_cast<float>(std::max(cosines[neighbour[i]], 0.0f) / sum);
+    for (Index i = 0; i < count; ++i) weight[i] = static_cast<float>(std::max(cosines[neighbour[i]], 0.0f) / sum);
     return count;
   }
 };
@@ -168,18 +168,18 @@ struct top_k_weights {
 /// weights over the k.
 struct softmax_weights {
   static constexpr bool is_sparse = true;
-  index k = 10;
+  Index k = 10;
   float temperature = 0.1f;
 
-  index max_neighbours(index n) const { return std::min(k, n); }
+  Index max_neighbours(Index n) const { return std::min(k, n); }
 
-  index operator()(const float* cosines, index n, index* neighbour, float* weight) const {
-    const index count = detail::select_top_k(cosines, n, k, neighbour);
+  Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const {
+    const Index count = detail::select_top_k(cosines, n, k, neighbour);
     if (count == 0) return 0;
     const double top = cosines[neighbour[0]];
     double sum = 0;
-    for (index i = 0; i < count; ++i) sum += std::exp((cosines[neighbour[i]] - top) / double(temperature));
-    for (index i = 0; i < count; ++i)
+    for (Index i = 0; i < count; ++i) sum += std::exp((cosines[neighbour[i]] - top) / double(temperature));
+    for (Index i = 0; i < count; ++i)
       weight[i] = static_cast<float>(std::exp((cosines[neighbour[i]] - top) / double(temperature)) / sum);
     return count;
   }
@@ -193,13 +193,13 @@ struct softmax_weights {
 struct sparsemax_weights {
   static constexpr bool is_sparse = false;
 
-  dense_weights operator()(float* cosines, index n, const cosine_statistics& s) const {
+  dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (n == 0) return {};
     double tau = s.max - 1;  // tau >= max - 1 always holds
     for (;;) {
       double sum = 0;
-      index support = 0;
-      for (index j = 0; j < n; ++j)
+      Index support = 0;
+      for (Index j = 0; j < n; ++j)
         if (cosines[j] > tau) {
           sum += cosines[j];
           ++support;
@@ -209,7 +209,7 @@ struct sparsemax_weights {
       tau = next;
     }
     double sum = 0, squares = 0;
-    for (index j = 0; j < n; ++j) {
+    for (Index j = 0; j < n; ++j) {
       cosines[j] = static_cast<float>(std::max(cosines[j] - tau, 0.0));
       sum += cosines[j];
       squares += double(cosines[j]) * cosines[j];
@@ -224,7 +224,7 @@ using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, so
 /// The policy named `name` ("paper", "clamped", "top-k", "softmax" or "sparsemax"), with k
 /// and temperature where the policy uses them.
 /// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
-inline weighting make_weighting(const std::string& name, index k = 10, float temperature = 0.1f) {
+inline weighting make_weighting(const std::string& name, Index k = 10, float temperature = 0.1f) {
   if (k < 1) detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(k));
   if (!(temperature > 0) || !std::isfinite(temperature))
     detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));

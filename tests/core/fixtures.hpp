@@ -29,7 +29,7 @@
 
 namespace fixtures {
 
-using clp::index;
+using clp::Index;
 
 template <class T>
 T to_scalar(double x) {
@@ -60,10 +60,10 @@ template <class T>
 struct eigen_row_major {
   using scalar = T;
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> m;
-  eigen_row_major(index rows, index cols, double fill) : m(rows, cols) { m.setConstant(to_scalar<T>(fill)); }
+  eigen_row_major(Index rows, Index cols, double fill) : m(rows, cols) { m.setConstant(to_scalar<T>(fill)); }
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& get() { return m; }
-  double at(index r, index c) const { return to_double(m(r, c)); }
-  void set(index r, index c, double x) { m(r, c) = to_scalar<T>(x); }
+  double at(Index r, Index c) const { return to_double(m(r, c)); }
+  void set(Index r, Index c, double x) { m(r, c) = to_scalar<T>(x); }
 };
 
 /// Eigen::Matrix, column-major.
@@ -71,10 +71,10 @@ template <class T>
 struct eigen_col_major {
   using scalar = T;
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic> m;
-  eigen_col_major(index rows, index cols, double fill) : m(rows, cols) { m.setConstant(to_scalar<T>(fill)); }
+  eigen_col_major(Index rows, Index cols, double fill) : m(rows, cols) { m.setConstant(to_scalar<T>(fill)); }
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>& get() { return m; }
-  double at(index r, index c) const { return to_double(m(r, c)); }
-  void set(index r, index c, double x) { m(r, c) = to_scalar<T>(x); }
+  double at(Index r, Index c) const { return to_double(m(r, c)); }
+  void set(Index r, Index c, double x) { m(r, c) = to_scalar<T>(x); }
 };
 
 /// An Eigen block inside a larger row-major matrix: outer stride cols + 5, offset (1, 2).
@@ -84,17 +84,17 @@ struct eigen_block {
   using scalar = T;
   static constexpr double border = -777.0;
   Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> big;
-  index rows, cols;
-  eigen_block(index r, index c, double fill) : big(r + 3, c + 5), rows(r), cols(c) {
+  Index rows, cols;
+  eigen_block(Index r, Index c, double fill) : big(r + 3, c + 5), rows(r), cols(c) {
     big.setConstant(to_scalar<T>(border));
     get().setConstant(to_scalar<T>(fill));
   }
   auto get() { return big.block(1, 2, rows, cols); }
-  double at(index r, index c) const { return to_double(big(r + 1, c + 2)); }
-  void set(index r, index c, double x) { big(r + 1, c + 2) = to_scalar<T>(x); }
+  double at(Index r, Index c) const { return to_double(big(r + 1, c + 2)); }
+  void set(Index r, Index c, double x) { big(r + 1, c + 2) = to_scalar<T>(x); }
   bool border_intact() const {
-    for (index r = 0; r < big.rows(); ++r)
-      for (index c = 0; c < big.cols(); ++c) {
+    for (Index r = 0; r < big.rows(); ++r)
+      for (Index c = 0; c < big.cols(); ++c) {
         const bool inside = r >= 1 && r < rows + 1 && c >= 2 && c < cols + 2;
         if (!inside && to_double(big(r, c)) != border) return false;
       }
@@ -107,42 +107,42 @@ template <class T>
 struct xtensor_matrix {
   using scalar = T;
   xt::xtensor<T, 2> m;
-  xtensor_matrix(index rows, index cols, double fill)
+  xtensor_matrix(Index rows, Index cols, double fill)
       : m(std::array<std::size_t, 2>{std::size_t(rows), std::size_t(cols)}, to_scalar<T>(fill)) {}
   xt::xtensor<T, 2>& get() { return m; }
-  double at(index r, index c) const { return to_double(m(std::size_t(r), std::size_t(c))); }
-  void set(index r, index c, double x) { m(std::size_t(r), std::size_t(c)) = to_scalar<T>(x); }
+  double at(Index r, Index c) const { return to_double(m(std::size_t(r), std::size_t(c))); }
+  void set(Index r, Index c, double x) { m(std::size_t(r), std::size_t(c)) = to_scalar<T>(x); }
 };
 
 /// A raw column-major buffer with padding (outer stride rows + 7), seen through clp::matrix_view.
 template <class T>
 struct raw_buffer {
   using scalar = T;
-  static constexpr index padding = 7;
+  static constexpr Index padding = 7;
   std::vector<T> buffer;
-  index rows, cols;
-  raw_buffer(index r, index c, double fill)
+  Index rows, cols;
+  raw_buffer(Index r, Index c, double fill)
       : buffer(std::size_t((r + padding) * c), to_scalar<T>(fill)), rows(r), cols(c) {}
   clp::matrix_view<T> get() { return {buffer.data(), rows, cols, rows + padding, clp::storage_order::column_major}; }
-  double at(index r, index c) const { return to_double(buffer[std::size_t(c * (rows + padding) + r)]); }
-  void set(index r, index c, double x) { buffer[std::size_t(c * (rows + padding) + r)] = to_scalar<T>(x); }
+  double at(Index r, Index c) const { return to_double(buffer[std::size_t(c * (rows + padding) + r)]); }
+  void set(Index r, Index c, double x) { buffer[std::size_t(c * (rows + padding) + r)] = to_scalar<T>(x); }
 };
 
 /// A layout L holding the values of m.
 template <class L>
 L make(const oracle::matrix& m) {
   L l(m.rows, m.cols, 0.0);
-  for (index r = 0; r < m.rows; ++r)
-    for (index c = 0; c < m.cols; ++c) l.set(r, c, m(r, c));
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c) l.set(r, c, m(r, c));
   return l;
 }
 
 /// The values of a layout, as doubles.
 template <class L>
-oracle::matrix values_of(const L& l, index rows, index cols) {
+oracle::matrix values_of(const L& l, Index rows, Index cols) {
   oracle::matrix m(rows, cols);
-  for (index r = 0; r < rows; ++r)
-    for (index c = 0; c < cols; ++c) m(r, c) = l.at(r, c);
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) m(r, c) = l.at(r, c);
   return m;
 }
 
@@ -158,11 +158,11 @@ bool same_bits(const M& a, const M& b) {
 
 /// max over rows of ||got(t) - want(t)|| / ||want(t)|| (absolute where want(t) is zero).
 inline double max_relative_row_error(const oracle::matrix& got, const oracle::matrix& want,
-                                     const std::vector<index>& rows, index* worst = nullptr) {
+                                     const std::vector<Index>& rows, Index* worst = nullptr) {
   double max_error = 0;
-  for (index t : rows) {
+  for (Index t : rows) {
     double diff = 0, ref = 0;
-    for (index c = 0; c < want.cols; ++c) {
+    for (Index c = 0; c < want.cols; ++c) {
       const double d = got(t, c) - want(t, c);
       diff += d * d;
       ref += want(t, c) * want(t, c);
@@ -188,7 +188,7 @@ std::string error_of(F&& f) {
 }
 
 /// synthesis_options by field name (the struct grows; positional braces would break).
-inline clp::synthesis_options options(int threads, std::size_t tile_bytes, index first_row = 0, index last_row = -1) {
+inline clp::synthesis_options options(int threads, std::size_t tile_bytes, Index first_row = 0, Index last_row = -1) {
   clp::synthesis_options o;
   o.threads = threads;
   o.tile_bytes = tile_bytes;
@@ -198,13 +198,13 @@ inline clp::synthesis_options options(int threads, std::size_t tile_bytes, index
 }
 
 /// A vocabulary_overlap from explicit ids (the vocabulary sizes set to the row counts).
-inline clp::vocabulary_overlap make_overlap(std::vector<index> target_ids, std::vector<index> source_ids,
-                                            index target_rows, index source_rows) {
+inline clp::vocabulary_overlap make_overlap(std::vector<Index> target_ids, std::vector<Index> source_ids,
+                                            Index target_rows, Index source_rows) {
   clp::vocabulary_overlap o;
   o.target_ids = std::move(target_ids);
   o.source_ids = std::move(source_ids);
-  for (index t = 0, i = 0; t < target_rows; ++t) {
-    if (i < index(o.target_ids.size()) && o.target_ids[std::size_t(i)] == t) ++i;
+  for (Index t = 0, i = 0; t < target_rows; ++t) {
+    if (i < Index(o.target_ids.size()) && o.target_ids[std::size_t(i)] == t) ++i;
     else o.missing_ids.push_back(t);
   }
   o.source_vocab_size = source_rows;
@@ -214,9 +214,9 @@ inline clp::vocabulary_overlap make_overlap(std::vector<index> target_ids, std::
 
 /// An overlap of `n_overlap` target ids spread over [0, target_rows) (every
 /// target_rows / n_overlap-th id, roughly) mapped to a scattered permutation of source ids.
-inline clp::vocabulary_overlap spread_overlap(index n_overlap, index target_rows, index source_rows) {
-  std::vector<index> target_ids, source_ids;
-  for (index i = 0; i < n_overlap; ++i) {
+inline clp::vocabulary_overlap spread_overlap(Index n_overlap, Index target_rows, Index source_rows) {
+  std::vector<Index> target_ids, source_ids;
+  for (Index i = 0; i < n_overlap; ++i) {
     target_ids.push_back(i * target_rows / n_overlap);
     source_ids.push_back((i * 7919 + 13) % source_rows);
   }

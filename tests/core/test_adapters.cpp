@@ -21,7 +21,7 @@ using fixtures::error_of;
 namespace {
 
 template <class View>
-void check_view(const View& v, const void* data, clp::index rows, clp::index cols, clp::index outer_stride,
+void check_view(const View& v, const void* data, clp::Index rows, clp::Index cols, clp::Index outer_stride,
                 storage_order order) {
   CHECK(static_cast<const void*>(v.data()) == data);
   CHECK(v.rows() == rows);
@@ -41,8 +41,8 @@ TEST_CASE_TEMPLATE("test layouts: each one's view reads the values it was built 
   REQUIRE(v.rows() == 13);
   REQUIRE(v.cols() == 6);
   std::size_t differences = 0;
-  for (clp::index r = 0; r < 13; ++r)
-    for (clp::index c = 0; c < 6; ++c)
+  for (clp::Index r = 0; r < 13; ++r)
+    for (clp::Index c = 0; c < 6; ++c)
       differences += fixtures::to_double(v(r, c)) != fixtures::to_double(fixtures::to_scalar<typename L::scalar>(m(r, c)));
   CHECK(differences == 0);
 }
@@ -165,7 +165,7 @@ TEST_CASE("every layout mixes with every other in one call") {
   CHECK(output.border_intact());
   const auto want = oracle::synthesize(helper_values, overlap.target_ids, overlap.source_ids, overlap.missing_ids,
                                        source_values, oracle::policy{oracle::kind::sparsemax});
-  std::vector<clp::index> all(120);
-  for (clp::index t = 0; t < 120; ++t) all[std::size_t(t)] = t;
+  std::vector<clp::Index> all(120);
+  for (clp::Index t = 0; t < 120; ++t) all[std::size_t(t)] = t;
   CHECK(fixtures::max_relative_row_error(fixtures::values_of(output, 120, 10), want.output, all) <= 1e-5);
 }

@@ -21,12 +21,12 @@ constexpr double sentinel = 999.0;
 /// Per-column mean and population standard deviation in double, from the definition.
 clp::column_statistics oracle_statistics(const oracle::matrix& m) {
   clp::column_statistics s{std::vector<double>(std::size_t(m.cols), 0.0), std::vector<double>(std::size_t(m.cols), 0.0)};
-  for (clp::index c = 0; c < m.cols; ++c) {
+  for (clp::Index c = 0; c < m.cols; ++c) {
     double sum = 0;
-    for (clp::index r = 0; r < m.rows; ++r) sum += m(r, c);
+    for (clp::Index r = 0; r < m.rows; ++r) sum += m(r, c);
     const double mean = sum / double(m.rows);
     double squares = 0;
-    for (clp::index r = 0; r < m.rows; ++r) squares += (m(r, c) - mean) * (m(r, c) - mean);
+    for (clp::Index r = 0; r < m.rows; ++r) squares += (m(r, c) - mean) * (m(r, c) - mean);
     s.mean[std::size_t(c)] = mean;
     s.stddev[std::size_t(c)] = std::sqrt(squares / double(m.rows));
   }
@@ -44,7 +44,7 @@ TEST_CASE_TEMPLATE("column_statistics_of: the oracle's mean and standard deviati
                    CLP_TEST_LAYOUTS) {
   // Columns with a large common offset: a one-pass variance would cancel badly here.
   oracle::matrix m = oracle::random_embeddings(301, 9, 0.0, 111);
-  for (clp::index r = 0; r < m.rows; ++r) m(r, 4) = double(static_cast<float>(1000 + m(r, 4) * 0.001));
+  for (clp::Index r = 0; r < m.rows; ++r) m(r, 4) = double(static_cast<float>(1000 + m(r, 4) * 0.001));
   auto l = fixtures::make<L>(m);
   const auto got = clp::column_statistics_of(l.get());
   const auto want = oracle_statistics(m);
@@ -86,8 +86,8 @@ TEST_CASE_TEMPLATE("random_rows: a value depends only on (seed, row, column), on
   std::vector<float> reference(40 * 7, float(sentinel));
   clp::random_rows(stats, clp::make_view(reference, 40, 7), {3, 7, 11, 39}, 2024);
   std::size_t differences = 0, same_as_other_seed = 0, untouched = 0;
-  for (clp::index r = 0; r < 40; ++r)
-    for (clp::index c = 0; c < 7; ++c) {
+  for (clp::Index r = 0; r < 40; ++r)
+    for (clp::Index c = 0; c < 7; ++c) {
       differences += a(r, c) != fixtures::to_double(fixtures::to_scalar<typename L::scalar>(reference[std::size_t(r * 7 + c)]));
       const bool drawn = r == 3 || r == 7 || r == 11 || r == 39;
       untouched += !drawn && a(r, c) == sentinel;
@@ -102,10 +102,10 @@ TEST_CASE_TEMPLATE("random_rows: a value depends only on (seed, row, column), on
 
 TEST_CASE("random_rows: sample mean and deviation approach the statistics") {
   const auto stats = some_statistics();
-  const clp::index n = 20000;
+  const clp::Index n = 20000;
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> drawn(n, 7);
-  std::vector<clp::index> rows(static_cast<std::size_t>(n));
-  for (clp::index r = 0; r < n; ++r) rows[std::size_t(r)] = r;
+  std::vector<clp::Index> rows(static_cast<std::size_t>(n));
+  for (clp::Index r = 0; r < n; ++r) rows[std::size_t(r)] = r;
   clp::random_rows(stats, drawn, rows, 7);
   const auto sample = clp::column_statistics_of(drawn);
   for (std::size_t c = 0; c < 7; ++c) {
@@ -117,7 +117,7 @@ TEST_CASE("random_rows: sample mean and deviation approach the statistics") {
   }
   // Standard normal shape: about 68.27 % within one deviation, 95.45 % within two.
   std::size_t within_one = 0, within_two = 0;
-  for (clp::index r = 0; r < n; ++r) {
+  for (clp::Index r = 0; r < n; ++r) {
     const double z = (drawn(r, 0) - stats.mean[0]) / stats.stddev[0];
     within_one += std::abs(z) < 1;
     within_two += std::abs(z) < 2;

@@ -36,8 +36,8 @@ struct problem {
 
 /// Random helper and source embeddings with `n_overlap` overlapping tokens spread over the
 /// target ids. anisotropy > 0: mostly positive cosines; 0: about half of them negative.
-problem make_problem(clp::index target_rows, clp::index source_rows, clp::index n_overlap, clp::index d_helper,
-                     clp::index d_source, double anisotropy, unsigned seed) {
+problem make_problem(clp::Index target_rows, clp::Index source_rows, clp::Index n_overlap, clp::Index d_helper,
+                     clp::Index d_source, double anisotropy, unsigned seed) {
   return {oracle::random_embeddings(target_rows, d_helper, anisotropy, seed),
           oracle::random_embeddings(source_rows, d_source, 0.5, seed + 1),
           fixtures::spread_overlap(n_overlap, target_rows, source_rows)};
@@ -62,8 +62,8 @@ oracle::result oracle_result(const problem& p, const clp::weighting& policy, dou
 }
 
 /// Missing rows less the ambiguous ones.
-std::vector<clp::index> comparable_rows(const clp::vocabulary_overlap& overlap, const oracle::result& want) {
-  std::vector<clp::index> rows;
+std::vector<clp::Index> comparable_rows(const clp::vocabulary_overlap& overlap, const oracle::result& want) {
+  std::vector<clp::Index> rows;
   std::set_difference(overlap.missing_ids.begin(), overlap.missing_ids.end(), want.ambiguous.begin(),
                       want.ambiguous.end(), std::back_inserter(rows));
   return rows;
@@ -73,19 +73,19 @@ std::vector<clp::index> comparable_rows(const clp::vocabulary_overlap& overlap, 
 /// (relative row error), copied rows exact, counts equal.
 void check_against(const oracle::matrix& got, const clp::synthesis_report& report, const problem& p,
                    const oracle::result& want, double tolerance) {
-  clp::index worst = -1;
+  clp::Index worst = -1;
   const double error = fixtures::max_relative_row_error(got, want.output, comparable_rows(p.overlap, want), &worst);
   INFO("worst row " << worst << " of " << p.overlap.missing_ids.size() << " missing; " << want.ambiguous.size()
                     << " ambiguous rows skipped");
   CHECK(error <= tolerance);
   std::size_t copy_mismatches = 0;
   for (std::size_t i = 0; i < p.overlap.target_ids.size(); ++i)
-    for (clp::index c = 0; c < got.cols; ++c)
+    for (clp::Index c = 0; c < got.cols; ++c)
       copy_mismatches += got(p.overlap.target_ids[i], c) != p.source(p.overlap.source_ids[i], c);
   CHECK(copy_mismatches == 0);
   CHECK(report.overlap == p.overlap.size());
   CHECK(report.copied_rows == p.overlap.size());
-  CHECK(report.synthesized_rows == clp::index(p.overlap.missing_ids.size()));
+  CHECK(report.synthesized_rows == clp::Index(p.overlap.missing_ids.size()));
   CHECK(report.zero_norm_rows == want.zero_norm_rows);
   CHECK(report.fallback_rows == want.fallback_rows);
   CHECK(report.degenerate_rows() == want.zero_norm_rows + want.fallback_rows);
@@ -123,15 +123,15 @@ row_major synthesize(const row_major& helper, const clp::vocabulary_overlap& ove
 
 row_major to_eigen(const oracle::matrix& m) {
   row_major e(m.rows, m.cols);
-  for (clp::index r = 0; r < m.rows; ++r)
-    for (clp::index c = 0; c < m.cols; ++c) e(r, c) = static_cast<float>(m(r, c));
+  for (clp::Index r = 0; r < m.rows; ++r)
+    for (clp::Index c = 0; c < m.cols; ++c) e(r, c) = static_cast<float>(m(r, c));
   return e;
 }
 
 oracle::matrix to_oracle(const row_major& e) {
   oracle::matrix m(e.rows(), e.cols());
-  for (clp::index r = 0; r < m.rows; ++r)
-    for (clp::index c = 0; c < m.cols; ++c) m(r, c) = e(r, c);
+  for (clp::Index r = 0; r < m.rows; ++r)
+    for (clp::Index c = 0; c < m.cols; ++c) m(r, c) = e(r, c);
   return m;
 }
 
@@ -141,8 +141,8 @@ std::vector<float> float_mean(const problem& p) {
   return {mean.begin(), mean.end()};
 }
 
-bool row_is(const row_major& m, clp::index r, const std::vector<float>& values) {
-  for (clp::index c = 0; c < m.cols(); ++c)
+bool row_is(const row_major& m, clp::Index r, const std::vector<float>& values) {
+  for (clp::Index c = 0; c < m.cols(); ++c)
     if (m(r, c) != values[std::size_t(c)]) return false;
   return true;
 }
@@ -232,10 +232,10 @@ TEST_CASE("synthesize_rows: 3000 overlapping and 5000 missing rows, many blocks 
 
       // The report's summary statistics.
       std::vector<double> norms;
-      for (clp::index t : p.overlap.missing_ids) norms.push_back(oracle::norm(want[i].output.row(t), p.source.cols));
+      for (clp::Index t : p.overlap.missing_ids) norms.push_back(oracle::norm(want[i].output.row(t), p.source.cols));
       CHECK(report.max_output_row_norm == doctest::Approx(*std::max_element(norms.begin(), norms.end())).epsilon(1e-4));
       std::vector<double> source_norms;
-      for (clp::index s : p.overlap.source_ids) source_norms.push_back(oracle::norm(p.source.row(s), p.source.cols));
+      for (clp::Index s : p.overlap.source_ids) source_norms.push_back(oracle::norm(p.source.row(s), p.source.cols));
       std::sort(source_norms.begin(), source_norms.end());
       CHECK(report.median_source_row_norm >= source_norms[source_norms.size() / 2 - 1] * (1 - 1e-6));
       CHECK(report.median_source_row_norm <= source_norms[source_norms.size() / 2] * (1 + 1e-6));
@@ -254,7 +254,7 @@ namespace {
 /// the overlapping source rows instead of projecting through P = sum_j n_j a_j^T.
 struct paper_weights_unprojected {
   static constexpr bool is_sparse = false;
-  clp::dense_weights operator()(float* cosines, clp::index n, const clp::cosine_statistics& s) const {
+  clp::dense_weights operator()(float* cosines, clp::Index n, const clp::cosine_statistics& s) const {
     return clp::paper_weights{}(cosines, n, s);
   }
 };
@@ -316,9 +316,9 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
     const row_major whole = synthesize(helper, p.overlap, source, policy, fixtures::options(2, 256 << 10));
     // Ranges of one row (a single block) up to several blocks.
     row_major pieces = row_major::Constant(whole.rows(), whole.cols(), float(sentinel));
-    const clp::index cuts[] = {0, 1, 377, 701, 1499, 1500};
+    const clp::Index cuts[] = {0, 1, 377, 701, 1499, 1500};
     for (std::size_t k = 0; k + 1 < std::size(cuts); ++k) {
-      const clp::index a = cuts[k], b = cuts[k + 1];
+      const clp::Index a = cuts[k], b = cuts[k + 1];
       CAPTURE(a);
       const auto report =
           clp::synthesize_rows(helper, p.overlap, source, pieces, policy, fixtures::options(2, 256 << 10, a, b));
@@ -359,9 +359,9 @@ TEST_CASE("synthesize_rows: progress reports every row once, in increasing count
   const row_major source = to_eigen(p.source);
   for (int threads : {1, 3}) {
     CAPTURE(threads);
-    std::vector<std::pair<clp::index, clp::index>> calls;
+    std::vector<std::pair<clp::Index, clp::Index>> calls;
     auto options = fixtures::options(threads, 256 << 10, 200, 1400);
-    options.progress = [&](clp::index done, clp::index total) { calls.emplace_back(done, total); };
+    options.progress = [&](clp::Index done, clp::Index total) { calls.emplace_back(done, total); };
     row_major output(1500, 48);
     const auto report = clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{}, options);
     REQUIRE(calls.size() >= 2);  // several blocks
@@ -386,8 +386,8 @@ TEST_CASE("synthesize_rows: an overlap of one token") {
     clp::synthesis_report report;
     const row_major got = synthesize(helper, p.overlap, source, policy, {}, &report);
     // Whatever the weights, every row becomes source row 3: its own weight, or the mean of one row.
-    for (clp::index t = 0; t < 40; ++t)
-      for (clp::index c = 0; c < 6; ++c) CHECK(got(t, c) == doctest::Approx(source(3, c)).epsilon(1e-6));
+    for (clp::Index t = 0; t < 40; ++t)
+      for (clp::Index c = 0; c < 6; ++c) CHECK(got(t, c) == doctest::Approx(source(3, c)).epsilon(1e-6));
     check_against(to_oracle(got), report, p, oracle_result(p, policy), 1e-6);
     CHECK(report.copied_rows == 1);
     CHECK(report.synthesized_rows == 39);
@@ -396,8 +396,8 @@ TEST_CASE("synthesize_rows: an overlap of one token") {
 
 TEST_CASE("synthesize_rows: every target token overlapping, nothing to synthesise") {
   problem p = make_problem(30, 50, 30, 8, 6, 1.0, 53);
-  std::vector<clp::index> targets, sources;
-  for (clp::index t = 0; t < 30; ++t) {
+  std::vector<clp::Index> targets, sources;
+  for (clp::Index t = 0; t < 30; ++t) {
     targets.push_back(t);
     sources.push_back(49 - t);
   }
@@ -417,11 +417,11 @@ TEST_CASE("synthesize_rows: every target token overlapping, nothing to synthesis
 
 TEST_CASE("synthesize_rows: zero-norm helper rows, missing and overlapping") {
   problem p = make_problem(300, 200, 100, 16, 12, 1.0, 59);
-  const clp::index zero_missing[] = {p.overlap.missing_ids[0], p.overlap.missing_ids[57], p.overlap.missing_ids.back()};
-  const clp::index zero_overlapping = p.overlap.target_ids[10];
-  for (clp::index t : zero_missing)
-    for (clp::index c = 0; c < 16; ++c) p.helper(t, c) = 0;
-  for (clp::index c = 0; c < 16; ++c) p.helper(zero_overlapping, c) = 0;
+  const clp::Index zero_missing[] = {p.overlap.missing_ids[0], p.overlap.missing_ids[57], p.overlap.missing_ids.back()};
+  const clp::Index zero_overlapping = p.overlap.target_ids[10];
+  for (clp::Index t : zero_missing)
+    for (clp::Index c = 0; c < 16; ++c) p.helper(t, c) = 0;
+  for (clp::Index c = 0; c < 16; ++c) p.helper(zero_overlapping, c) = 0;
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
   const std::vector<float> mean = float_mean(p);
@@ -432,7 +432,7 @@ TEST_CASE("synthesize_rows: zero-norm helper rows, missing and overlapping") {
     CHECK(got.allFinite());
     CHECK(report.zero_norm_rows == 3);
     CHECK(report.fallback_rows == 0);
-    for (clp::index t : zero_missing) CHECK(row_is(got, t, mean));
+    for (clp::Index t : zero_missing) CHECK(row_is(got, t, mean));
     // The zero overlapping row is similar to nothing; everything else is as usual.
     check_against(to_oracle(got), report, p, oracle_result(p, policy), 1e-5);
   }
@@ -443,11 +443,11 @@ TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive
   // their cosines are negative.
   problem p = make_problem(300, 200, 100, 16, 12, 3.0, 61);
   std::vector<double> direction(16, 0.0);
-  for (clp::index t : p.overlap.target_ids)
-    for (clp::index c = 0; c < 16; ++c) direction[std::size_t(c)] += p.helper(t, c);
-  const std::vector<clp::index> against(p.overlap.missing_ids.begin() + 20, p.overlap.missing_ids.begin() + 25);
-  for (clp::index t : against)
-    for (clp::index c = 0; c < 16; ++c) p.helper(t, c) = double(static_cast<float>(-direction[std::size_t(c)] / 100));
+  for (clp::Index t : p.overlap.target_ids)
+    for (clp::Index c = 0; c < 16; ++c) direction[std::size_t(c)] += p.helper(t, c);
+  const std::vector<clp::Index> against(p.overlap.missing_ids.begin() + 20, p.overlap.missing_ids.begin() + 25);
+  for (clp::Index t : against)
+    for (clp::Index c = 0; c < 16; ++c) p.helper(t, c) = double(static_cast<float>(-direction[std::size_t(c)] / 100));
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
   const std::vector<float> mean = float_mean(p);
@@ -469,7 +469,7 @@ TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive
     CHECK(report.no_positive_rows == 5);
     CHECK(report.fallback_rows == (falls_back ? 5 : 0));
     CHECK(report.zero_norm_rows == 0);
-    for (clp::index t : against) CHECK(row_is(got, t, mean) == falls_back);
+    for (clp::Index t : against) CHECK(row_is(got, t, mean) == falls_back);
     check_against(to_oracle(got), report, p, want, 1e-5);
   }
 }
@@ -506,20 +506,20 @@ TEST_CASE("synthesize_rows: ties at the k-th neighbour, k past the overlap, temp
   p.helper = oracle::matrix(8, 4);
   const int ones[][2] = {{0, 0}, {1, 1}, {2, 0}, {3, 0}, {4, 2}, {6, 0}, {7, 3}};
   for (const auto& [r, c] : ones) p.helper(r, c) = 1;
-  for (clp::index c = 0; c < 4; ++c) p.helper(5, c) = 1;
+  for (clp::Index c = 0; c < 4; ++c) p.helper(5, c) = 1;
   p.source = oracle::random_embeddings(6, 5, 0.0, 71);
   p.overlap = fixtures::make_overlap({0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5}, 8, 6);
-  REQUIRE(p.overlap.missing_ids == std::vector<clp::index>{6, 7});
+  REQUIRE(p.overlap.missing_ids == std::vector<clp::Index>{6, 7});
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
-  auto synthesized_row = [&](const clp::weighting& policy, clp::index t, int threads = 1) {
+  auto synthesized_row = [&](const clp::weighting& policy, clp::Index t, int threads = 1) {
     const row_major out = synthesize(helper, p.overlap, source, policy, fixtures::options(threads, 1 << 20));
     return std::vector<double>(out.row(t).data(), out.row(t).data() + 5);
   };
-  auto source_mix = [&](std::vector<std::pair<clp::index, double>> parts) {
+  auto source_mix = [&](std::vector<std::pair<clp::Index, double>> parts) {
     std::vector<double> row(5, 0.0);
     for (const auto& [s, w] : parts)
-      for (clp::index c = 0; c < 5; ++c) row[std::size_t(c)] += w * float(p.source(s, c));
+      for (clp::Index c = 0; c < 5; ++c) row[std::size_t(c)] += w * float(p.source(s, c));
     return row;
   };
   auto close = [](const std::vector<double>& a, const std::vector<double>& b) {
@@ -556,12 +556,12 @@ TEST_CASE("synthesize_rows: ties at the k-th neighbour, k past the overlap, temp
 
 TEST_CASE("synthesize_rows: NaN or infinity in the inputs is an error naming the row") {
   const problem p = make_problem(200, 150, 60, 8, 6, 1.0, 73);
-  const clp::index missing = p.overlap.missing_ids[17];
-  const clp::index overlapping = p.overlap.target_ids[5];
-  const clp::index source_row = p.overlap.source_ids[9];
+  const clp::Index missing = p.overlap.missing_ids[17];
+  const clp::Index overlapping = p.overlap.target_ids[5];
+  const clp::Index source_row = p.overlap.source_ids[9];
   struct poison {
     bool in_helper;
-    clp::index row, column;
+    clp::Index row, column;
     float value;
     std::string message;
   };
@@ -585,7 +585,7 @@ TEST_CASE("synthesize_rows: NaN or infinity in the inputs is an error naming the
   }
   // A non-finite value the synthesis never reads is no error: a source row outside the overlap.
   row_major source = to_eigen(p.source);
-  clp::index unused = 0;
+  clp::Index unused = 0;
   while (std::find(p.overlap.source_ids.begin(), p.overlap.source_ids.end(), unused) != p.overlap.source_ids.end())
     ++unused;
   source(unused, 0) = NAN;

@@ -50,8 +50,8 @@ TEST_CASE_TEMPLATE("transfer: equals synthesize_rows over all rows, and the orac
 
     const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids, p.overlap.missing_ids,
                                          p.source, fixtures::oracle_policy(policy), 1e-5);
-    std::vector<clp::index> rows;
-    for (clp::index t = 0; t < 600; ++t)
+    std::vector<clp::Index> rows;
+    for (clp::Index t = 0; t < 600; ++t)
       if (!std::binary_search(want.ambiguous.begin(), want.ambiguous.end(), t)) rows.push_back(t);
     CHECK(fixtures::max_relative_row_error(got, want.output, rows) <= 1e-5);
   }

@@ -227,9 +227,9 @@ TEST_CASE("intersect_vocabularies: pairs sorted by target id, missing ids, sizes
   const std::vector<std::string> source{"the", "cat", "sat", "on", "mat"};
   const std::vector<std::string> target{"mat", "dog", "the", "ran", "cat"};
   const auto overlap = clp::intersect_vocabularies(source, target);
-  CHECK(overlap.target_ids == std::vector<clp::index>{0, 2, 4});
-  CHECK(overlap.source_ids == std::vector<clp::index>{4, 0, 1});
-  CHECK(overlap.missing_ids == std::vector<clp::index>{1, 3});
+  CHECK(overlap.target_ids == std::vector<clp::Index>{0, 2, 4});
+  CHECK(overlap.source_ids == std::vector<clp::Index>{4, 0, 1});
+  CHECK(overlap.missing_ids == std::vector<clp::Index>{1, 3});
   CHECK(overlap.size() == 3);
   CHECK(overlap.target_rows() == 5);
   CHECK(overlap.source_vocab_size == 5);
@@ -246,9 +246,9 @@ TEST_CASE("intersect_vocabularies: every accepted vocabulary shape gives the sam
   const std::vector<std::pair<std::string_view, unsigned>> target_pairs{{"a", 2}, {"y", 3}, {"x", 0}, {"c", 1}};
 
   auto check = [](const clp::vocabulary_overlap& o) {
-    CHECK(o.target_ids == std::vector<clp::index>{1, 2});
-    CHECK(o.source_ids == std::vector<clp::index>{30, 10});
-    CHECK(o.missing_ids == std::vector<clp::index>{0, 3});
+    CHECK(o.target_ids == std::vector<clp::Index>{1, 2});
+    CHECK(o.source_ids == std::vector<clp::Index>{30, 10});
+    CHECK(o.missing_ids == std::vector<clp::Index>{0, 3});
     CHECK(o.source_vocab_size == 4);
     CHECK(o.target_vocab_size == 4);
   };
@@ -276,13 +276,13 @@ TEST_CASE("intersect_vocabularies: target_rows adds padding rows to the missing 
   const std::vector<std::string> source{"a", "b"};
   const std::vector<std::pair<std::string, int>> target{{"b", 0}, {"q", 2}};
   const auto derived = clp::intersect_vocabularies(source, target);
-  CHECK(derived.missing_ids == std::vector<clp::index>{1, 2});  // id 1 is named by no token
+  CHECK(derived.missing_ids == std::vector<clp::Index>{1, 2});  // id 1 is named by no token
   CHECK(derived.target_rows() == 3);
 
   const auto padded = clp::intersect_vocabularies(source, target, {2, 6, {}});
-  CHECK(padded.target_ids == std::vector<clp::index>{0});
-  CHECK(padded.source_ids == std::vector<clp::index>{1});
-  CHECK(padded.missing_ids == std::vector<clp::index>{1, 2, 3, 4, 5});
+  CHECK(padded.target_ids == std::vector<clp::Index>{0});
+  CHECK(padded.source_ids == std::vector<clp::Index>{1});
+  CHECK(padded.missing_ids == std::vector<clp::Index>{1, 2, 3, 4, 5});
   CHECK(padded.target_rows() == 6);
   CHECK(padded.target_vocab_size == 2);
 }
@@ -332,9 +332,9 @@ TEST_CASE("intersect_vocabularies: the normaliser matches differently spelled to
   };
   CHECK_THROWS_AS(clp::intersect_vocabularies(source, target), clp::error);  // exact match: nothing shared
   const auto o = clp::intersect_vocabularies(source, target, {4, 3, normalize});
-  CHECK(o.target_ids == std::vector<clp::index>{0, 2});
-  CHECK(o.source_ids == std::vector<clp::index>{3, 1});
-  CHECK(o.missing_ids == std::vector<clp::index>{1});
+  CHECK(o.target_ids == std::vector<clp::Index>{0, 2});
+  CHECK(o.source_ids == std::vector<clp::Index>{3, 1});
+  CHECK(o.missing_ids == std::vector<clp::Index>{1});
   CHECK(o.source_vocab_size == 4);
   CHECK(o.target_vocab_size == 3);
 }
@@ -346,8 +346,8 @@ TEST_CASE("intersect_vocabularies: with a normaliser every target token still fi
   const std::vector<std::string> target{"\xC4\xA0the", "the"};  // both normalise to "the"
   auto strip = [](std::string_view token) { return strip_marker(token); };
   const auto o = clp::intersect_vocabularies(source, target, {2, -1, strip});
-  CHECK(o.target_ids == std::vector<clp::index>{0, 1});
-  CHECK(o.source_ids == std::vector<clp::index>{0, 0});
+  CHECK(o.target_ids == std::vector<clp::Index>{0, 1});
+  CHECK(o.source_ids == std::vector<clp::Index>{0, 0});
   CHECK(o.target_rows() == 2);
 }
 
@@ -400,15 +400,15 @@ TEST_CASE("GPT-2 vocabulary: intersected with its tokens without the 'G-dot' mar
   for (const std::string& t : tokens)
     if (std::string s = strip_marker(t); seen.insert(s).second) stripped.push_back(std::move(s));
   // Expected overlap, counted independently: the stripped strings that are GPT-2 tokens as they are.
-  const std::unordered_map<std::string, clp::index> id_of = [&] {
-    std::unordered_map<std::string, clp::index> m;
-    for (std::size_t i = 0; i < tokens.size(); ++i) m.emplace(tokens[i], clp::index(i));
+  const std::unordered_map<std::string, clp::Index> id_of = [&] {
+    std::unordered_map<std::string, clp::Index> m;
+    for (std::size_t i = 0; i < tokens.size(); ++i) m.emplace(tokens[i], clp::Index(i));
     return m;
   }();
-  std::vector<clp::index> expected_target, expected_source;
+  std::vector<clp::Index> expected_target, expected_source;
   for (std::size_t i = 0; i < stripped.size(); ++i)
     if (auto hit = id_of.find(stripped[i]); hit != id_of.end()) {
-      expected_target.push_back(clp::index(i));
+      expected_target.push_back(clp::Index(i));
       expected_source.push_back(hit->second);
     }
   // The same counts as Python's json.load on this file gives.
@@ -416,27 +416,27 @@ TEST_CASE("GPT-2 vocabulary: intersected with its tokens without the 'G-dot' mar
   CHECK(expected_target.size() == 17122);
 
   const auto o = clp::intersect_vocabularies(tokens, stripped);
-  CHECK(o.size() == clp::index(expected_target.size()));
+  CHECK(o.size() == clp::Index(expected_target.size()));
   CHECK(o.target_ids == expected_target);
   CHECK(o.source_ids == expected_source);
   CHECK(o.missing_ids.size() == stripped.size() - expected_target.size());
   CHECK(o.source_vocab_size == 50257);
-  CHECK(o.target_vocab_size == clp::index(stripped.size()));
+  CHECK(o.target_vocab_size == clp::Index(stripped.size()));
   check_pairs_match(o, tokens, stripped);
 }
 
 TEST_CASE("GPT-2 vocabulary: a shuffled subset plus 500 invented tokens") {
   const auto& tokens = gpt2_tokens();
-  std::vector<clp::index> ids(tokens.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = clp::index(i);
+  std::vector<clp::Index> ids(tokens.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = clp::Index(i);
   std::mt19937_64 engine(20230501);
   std::shuffle(ids.begin(), ids.end(), engine);
   ids.resize(20000);
 
   const std::unordered_set<std::string> known(tokens.begin(), tokens.end());
   std::vector<std::string> target;  // position = target id
-  std::vector<clp::index> source_of;     // GPT-2 id per target id, -1 for an invented token
-  for (clp::index id : ids) {
+  std::vector<clp::Index> source_of;     // GPT-2 id per target id, -1 for an invented token
+  for (clp::Index id : ids) {
     target.push_back(tokens[std::size_t(id)]);
     source_of.push_back(id);
   }
@@ -451,19 +451,19 @@ TEST_CASE("GPT-2 vocabulary: a shuffled subset plus 500 invented tokens") {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), engine);
   std::vector<std::string> shuffled(target.size());
-  std::vector<clp::index> shuffled_source(target.size());
+  std::vector<clp::Index> shuffled_source(target.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     shuffled[i] = target[order[i]];
     shuffled_source[i] = source_of[order[i]];
   }
 
-  std::vector<clp::index> expected_target, expected_source, expected_missing;
+  std::vector<clp::Index> expected_target, expected_source, expected_missing;
   for (std::size_t t = 0; t < shuffled.size(); ++t) {
     if (shuffled_source[t] >= 0) {
-      expected_target.push_back(clp::index(t));
+      expected_target.push_back(clp::Index(t));
       expected_source.push_back(shuffled_source[t]);
     } else {
-      expected_missing.push_back(clp::index(t));
+      expected_missing.push_back(clp::Index(t));
     }
   }
   const auto o = clp::intersect_vocabularies(tokens, shuffled, {50257, 20500, {}});

@@ -23,7 +23,7 @@ namespace {
 /// when it falls back. Also checks the weight sums it reports against the weights.
 template <class Policy>
 std::vector<double> dense(const Policy& policy, std::vector<float> cosines, bool* ok = nullptr) {
-  const clp::index n = clp::index(cosines.size());
+  const clp::Index n = clp::Index(cosines.size());
   const clp::dense_weights result = policy(cosines.data(), n, clp::statistics_of(cosines.data(), n));
   const bool weighted = result.scale != 0;
   if (ok) *ok = weighted;
@@ -40,17 +40,17 @@ std::vector<double> dense(const Policy& policy, std::vector<float> cosines, bool
   return w;
 }
 
-/// A sparse policy's (overlap clp::index, weight) pairs for `cosines`; empty when it falls back.
+/// A sparse policy's (overlap index, weight) pairs for `cosines`; empty when it falls back.
 template <class Policy>
 oracle::weights sparse(const Policy& policy, const std::vector<float>& cosines) {
-  const clp::index n = clp::index(cosines.size());
-  std::vector<clp::index> neighbour(std::size_t(policy.max_neighbours(n)), -1);
+  const clp::Index n = clp::Index(cosines.size());
+  std::vector<clp::Index> neighbour(std::size_t(policy.max_neighbours(n)), -1);
   std::vector<float> weight(neighbour.size(), -1.0f);
-  const clp::index count = policy(cosines.data(), n, neighbour.data(), weight.data());
+  const clp::Index count = policy(cosines.data(), n, neighbour.data(), weight.data());
   REQUIRE(count >= 0);
   REQUIRE(count <= policy.max_neighbours(n));
   oracle::weights out;
-  for (clp::index i = 0; i < count; ++i) out.emplace_back(neighbour[std::size_t(i)], double(weight[std::size_t(i)]));
+  for (clp::Index i = 0; i < count; ++i) out.emplace_back(neighbour[std::size_t(i)], double(weight[std::size_t(i)]));
   return out;
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("statistics_of: max and sums of a row against a plain double loop") {
   std::mt19937_64 engine(3);
   for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(9), std::size_t(1001)}) {
     const auto row = random_cosines(engine, n, -1.0, 0.5);
-    const clp::cosine_statistics s = clp::statistics_of(row.data(), clp::index(n));
+    const clp::cosine_statistics s = clp::statistics_of(row.data(), clp::Index(n));
     double max = -INFINITY, sum = 0, sum_abs = 0, sum_squares = 0, sum_positive = 0;
     for (float x : row) {
       max = std::max(max, double(x));
@@ -209,7 +209,7 @@ TEST_CASE("top_k_weights and softmax_weights: ties at the k-th neighbour go to t
   for (int trial = 0; trial < 200; ++trial) {
     auto row = random_cosines(engine, 300, -1, 1);
     for (float& x : row) x = std::round(x * 8) / 8;  // 17 distinct values
-    const clp::index k = 1 + trial % 40;
+    const clp::Index k = 1 + trial % 40;
     check_same_sparse(sparse(clp::top_k_weights{k}, row), oracle::top_k(as_double(row), k));
     check_same_sparse(sparse(clp::softmax_weights{k, 0.5f}, row), oracle::softmax(as_double(row), k, 0.5));
     // Deterministic: the same call twice gives the same answer.
@@ -221,7 +221,7 @@ TEST_CASE("top_k_weights and softmax_weights: random rows match the oracle") {
   std::mt19937_64 engine(11);
   for (int trial = 0; trial < 100; ++trial) {
     const auto row = random_cosines(engine, 2000, trial % 2 ? -1.0 : -0.2, 1.0);
-    const clp::index k = 1 + trial % 25;
+    const clp::Index k = 1 + trial % 25;
     check_same_sparse(sparse(clp::top_k_weights{k}, row), oracle::top_k(as_double(row), k));
     check_same_sparse(sparse(clp::softmax_weights{k, 0.1f}, row), oracle::softmax(as_double(row), k, 0.1));
   }
@@ -239,13 +239,13 @@ TEST_CASE("softmax_weights: never falls back; temperature limits") {
   // A tiny temperature: the single nearest neighbour.
   const auto cold = sparse(clp::softmax_weights{3, 1e-6f}, c);
   REQUIRE(cold.size() == 3);
-  CHECK(cold[0] == std::pair<clp::index, double>(1, 1.0));
+  CHECK(cold[0] == std::pair<clp::Index, double>(1, 1.0));
   CHECK(cold[1].second == 0.0);
   CHECK(cold[2].second == 0.0);
   // ... and an exact tie at the top splits evenly.
   const auto tied = sparse(clp::softmax_weights{3, 1e-6f}, {0.2f, 0.8f, 0.8f});
-  CHECK(tied[0] == std::pair<clp::index, double>(1, 0.5));
-  CHECK(tied[1] == std::pair<clp::index, double>(2, 0.5));
+  CHECK(tied[0] == std::pair<clp::Index, double>(1, 0.5));
+  CHECK(tied[1] == std::pair<clp::Index, double>(2, 0.5));
   // A huge temperature: equal weights over the k.
   const auto hot = sparse(clp::softmax_weights{3, 1e6f}, c);
   REQUIRE(hot.size() == 3);

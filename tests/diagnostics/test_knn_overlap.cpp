@@ -20,18 +20,18 @@ namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-row_major random_matrix(clp::index rows, clp::index cols, unsigned seed) {
+row_major random_matrix(clp::Index rows, clp::Index cols, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   row_major m(rows, cols);
-  for (clp::index r = 0; r < rows; ++r)
-    for (clp::index c = 0; c < cols; ++c) m(r, c) = normal(rng);
+  for (clp::Index r = 0; r < rows; ++r)
+    for (clp::Index c = 0; c < cols; ++c) m(r, c) = normal(rng);
   return m;
 }
 
 /// A second embedding of the same tokens: a random linear map of a plus noise, so the
 /// neighbourhoods partly survive.
-row_major related_matrix(const row_major& a, clp::index cols, unsigned seed) {
+row_major related_matrix(const row_major& a, clp::Index cols, unsigned seed) {
   const row_major map = random_matrix(a.cols(), cols, seed);
   return a * map + 2.0f * random_matrix(a.rows(), cols, seed + 1);
 }
@@ -39,58 +39,58 @@ row_major related_matrix(const row_major& a, clp::index cols, unsigned seed) {
 /// The oracle: the full cosine matrix in double, every row's candidates sorted by (cosine
 /// descending, id ascending), self excluded.
 struct oracle {
-  clp::index rows = 0;
-  std::vector<std::vector<clp::index>> order;    // rows - 1 ids per row, best first
+  clp::Index rows = 0;
+  std::vector<std::vector<clp::Index>> order;    // rows - 1 ids per row, best first
   std::vector<std::vector<double>> cosine;  // cosine[v][u]
 
   explicit oracle(const row_major& x) : rows(x.rows()) {
     const Eigen::MatrixXd d = x.cast<double>();
     Eigen::MatrixXd unit = d;
-    for (clp::index r = 0; r < rows; ++r) {
+    for (clp::Index r = 0; r < rows; ++r) {
       const double norm = d.row(r).norm();
       unit.row(r) = norm > 0 ? Eigen::RowVectorXd(d.row(r) / norm) : Eigen::RowVectorXd::Zero(d.cols());
     }
     const Eigen::MatrixXd c = unit * unit.transpose();
-    for (clp::index v = 0; v < rows; ++v) {
+    for (clp::Index v = 0; v < rows; ++v) {
       std::vector<double> row(static_cast<std::size_t>(rows));
-      for (clp::index u = 0; u < rows; ++u) row[u] = c(v, u);
-      std::vector<clp::index> ids;
-      for (clp::index u = 0; u < rows; ++u)
+      for (clp::Index u = 0; u < rows; ++u) row[u] = c(v, u);
+      std::vector<clp::Index> ids;
+      for (clp::Index u = 0; u < rows; ++u)
         if (u != v) ids.push_back(u);
       std::sort(ids.begin(), ids.end(),
-                [&](clp::index p, clp::index q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
+                [&](clp::Index p, clp::Index q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
       order.push_back(std::move(ids));
       cosine.push_back(std::move(row));
     }
   }
 
   /// True when the k-th and (k+1)-th cosines of v are so close that float32 may swap them.
-  bool ambiguous(clp::index v, clp::index k, double tolerance = 1e-5) const {
+  bool ambiguous(clp::Index v, clp::Index k, double tolerance = 1e-5) const {
     return cosine[v][order[v][k - 1]] - cosine[v][order[v][k]] < tolerance;
   }
 };
 
 /// Our neighbours of v agree with the oracle: exactly when the boundary is clear, and
 /// otherwise every chosen id is within the tolerance of the oracle's k-th cosine.
-void check_neighbours(const oracle& o, clp::index v, const clp::index* ours, clp::index k) {
+void check_neighbours(const oracle& o, clp::Index v, const clp::Index* ours, clp::Index k) {
   const double kth = o.cosine[v][o.order[v][k - 1]];
   if (!o.ambiguous(v, k)) {
-    for (clp::index r = 0; r < k; ++r)
+    for (clp::Index r = 0; r < k; ++r)
       if (ours[r] != o.order[v][r] && std::abs(o.cosine[v][ours[r]] - o.cosine[v][o.order[v][r]]) > 1e-5) {
         FAIL("row " << v << " rank " << r << ": got " << ours[r] << ", oracle " << o.order[v][r]);
       }
-    std::vector<clp::index> a(ours, ours + k), b(o.order[v].begin(), o.order[v].begin() + k);
+    std::vector<clp::Index> a(ours, ours + k), b(o.order[v].begin(), o.order[v].begin() + k);
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     CHECK(a == b);
   } else {
-    for (clp::index r = 0; r < k; ++r) CHECK(o.cosine[v][ours[r]] >= kth - 1e-5);
+    for (clp::Index r = 0; r < k; ++r) CHECK(o.cosine[v][ours[r]] >= kth - 1e-5);
   }
 }
 
-std::vector<clp::index> all_rows(clp::index n) {
-  std::vector<clp::index> ids(static_cast<std::size_t>(n));
-  std::iota(ids.begin(), ids.end(), clp::index(0));
+std::vector<clp::Index> all_rows(clp::Index n) {
+  std::vector<clp::Index> ids(static_cast<std::size_t>(n));
+  std::iota(ids.begin(), ids.end(), clp::Index(0));
   return ids;
 }
 
@@ -107,16 +107,16 @@ std::string error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("nearest_neighbours matches the double oracle at widths 24 and 40") {
-  for (clp::index width : {24, 40}) {
+  for (clp::Index width : {24, 40}) {
     CAPTURE(width);
     const row_major x = random_matrix(700, width, unsigned(width));
     const oracle o(x);
     const auto view = clp::detail::input_view::from(clp::make_view(x));
-    const clp::index k = 10;
+    const clp::Index k = 10;
     const auto ids = all_rows(700);
-    const std::vector<clp::index> reference = clp::detail::nearest_neighbours(view, ids, k, 1, std::size_t(64) << 20);
-    clp::index ambiguous = 0;
-    for (clp::index v = 0; v < 700; ++v) {
+    const std::vector<clp::Index> reference = clp::detail::nearest_neighbours(view, ids, k, 1, std::size_t(64) << 20);
+    clp::Index ambiguous = 0;
+    for (clp::Index v = 0; v < 700; ++v) {
       check_neighbours(o, v, reference.data() + v * k, k);
       ambiguous += o.ambiguous(v, k);
     }
@@ -136,17 +136,17 @@ TEST_CASE("knn_overlap matches the oracle's overlap and is identical for any thr
   const row_major a = random_matrix(700, 24, 7);
   const row_major b = related_matrix(a, 40, 8);
   const oracle oa(a), ob(b);
-  const clp::index k = 10;
-  clp::index expected_total = 0, slack = 0;
+  const clp::Index k = 10;
+  clp::Index expected_total = 0, slack = 0;
   std::vector<float> expected(700);
-  for (clp::index v = 0; v < 700; ++v) {
-    std::vector<clp::index> na(oa.order[v].begin(), oa.order[v].begin() + k);
-    std::vector<clp::index> nb(ob.order[v].begin(), ob.order[v].begin() + k);
+  for (clp::Index v = 0; v < 700; ++v) {
+    std::vector<clp::Index> na(oa.order[v].begin(), oa.order[v].begin() + k);
+    std::vector<clp::Index> nb(ob.order[v].begin(), ob.order[v].begin() + k);
     std::sort(na.begin(), na.end());
     std::sort(nb.begin(), nb.end());
-    std::vector<clp::index> shared;
+    std::vector<clp::Index> shared;
     std::set_intersection(na.begin(), na.end(), nb.begin(), nb.end(), std::back_inserter(shared));
-    expected_total += clp::index(shared.size());
+    expected_total += clp::Index(shared.size());
     expected[v] = float(double(shared.size()) / double(k));
     slack += oa.ambiguous(v, k) || ob.ambiguous(v, k);
   }
@@ -155,8 +155,8 @@ TEST_CASE("knn_overlap matches the oracle's overlap and is identical for any thr
   CHECK(reference.tokens == 700);
   CHECK(reference.k == k);
   REQUIRE(reference.per_token.size() == 700);
-  clp::index mismatches = 0;
-  for (clp::index v = 0; v < 700; ++v) mismatches += reference.per_token[v] != expected[v];
+  clp::Index mismatches = 0;
+  for (clp::Index v = 0; v < 700; ++v) mismatches += reference.per_token[v] != expected[v];
   CHECK(mismatches <= slack);
   CHECK(std::abs(reference.mean_overlap - double(expected_total) / (700.0 * k)) <= double(slack) / 700);
   // The related matrices share part of their neighbourhoods: well above chance, below 1.
@@ -178,8 +178,8 @@ TEST_CASE("identical matrices overlap fully; unrelated ones about k / (#vocab - 
   CHECK(std::all_of(same.per_token.begin(), same.per_token.end(), [](float x) { return x == 1.0f; }));
   // A copy scaled by a power of two, in column-major xtensor: the same normalised rows.
   xt::xtensor<float, 2, xt::layout_type::column_major> scaled({700, 24});
-  for (clp::index r = 0; r < 700; ++r)
-    for (clp::index c = 0; c < 24; ++c) scaled(r, c) = 4.0f * a(r, c);
+  for (clp::Index r = 0; r < 700; ++r)
+    for (clp::Index c = 0; c < 24; ++c) scaled(r, c) = 4.0f * a(r, c);
   CHECK(clp::knn_overlap(a, scaled, clp::knn_options{5}).mean_overlap == 1.0);
 
   const row_major unrelated = random_matrix(700, 40, 12);
@@ -191,7 +191,7 @@ TEST_CASE("the sampled overload searches all rows and keeps query order") {
   const row_major a = random_matrix(700, 24, 21);
   const row_major b = related_matrix(a, 40, 22);
   const auto whole = clp::knn_overlap(a, b, clp::knn_options{7});
-  const std::vector<clp::index> queries{699, 3, 512, 511, 3, 0, 250};
+  const std::vector<clp::Index> queries{699, 3, 512, 511, 3, 0, 250};
   const auto sample = clp::knn_overlap(a, b, queries, clp::knn_options{7, 2, std::size_t(1)});
   CHECK(sample.tokens == 7);
   CHECK(sample.k == 7);
@@ -205,24 +205,24 @@ TEST_CASE("the sampled overload searches all rows and keeps query order") {
 
 TEST_CASE("ties go to the lower row id, across panels and blocks") {
   // One-hot rows: every cosine is exactly 0 or 1, whatever the summation order.
-  const clp::index n = 1100;
+  const clp::Index n = 1100;
   row_major x = row_major::Zero(n, 3);
-  for (clp::index r = 0; r < n; ++r) x(r, r % 3 == 2 ? 1 : 0) = 1.0f;  // ids 2, 5, 8, ... point along axis 1
+  for (clp::Index r = 0; r < n; ++r) x(r, r % 3 == 2 ? 1 : 0) = 1.0f;  // ids 2, 5, 8, ... point along axis 1
   x.row(7).setZero();                                             // a zero-norm row
   const auto view = clp::detail::input_view::from(clp::make_view(x));
-  const std::vector<clp::index> queries{0, 1, 1099, 2, 7, 1000};
+  const std::vector<clp::Index> queries{0, 1, 1099, 2, 7, 1000};
   for (std::size_t tile : {std::size_t(1), std::size_t(64) << 20})
     for (int threads : {1, 3}) {
       const auto nb = clp::detail::nearest_neighbours(view, queries, 4, threads, tile);
-      CHECK(std::vector<clp::index>(nb.begin() + 0, nb.begin() + 4) == std::vector<clp::index>{1, 3, 4, 6});
-      CHECK(std::vector<clp::index>(nb.begin() + 4, nb.begin() + 8) == std::vector<clp::index>{0, 3, 4, 6});
-      CHECK(std::vector<clp::index>(nb.begin() + 8, nb.begin() + 12) == std::vector<clp::index>{0, 1, 3, 4});
-      CHECK(std::vector<clp::index>(nb.begin() + 12, nb.begin() + 16) == std::vector<clp::index>{5, 8, 11, 14});
+      CHECK(std::vector<clp::Index>(nb.begin() + 0, nb.begin() + 4) == std::vector<clp::Index>{1, 3, 4, 6});
+      CHECK(std::vector<clp::Index>(nb.begin() + 4, nb.begin() + 8) == std::vector<clp::Index>{0, 3, 4, 6});
+      CHECK(std::vector<clp::Index>(nb.begin() + 8, nb.begin() + 12) == std::vector<clp::Index>{0, 1, 3, 4});
+      CHECK(std::vector<clp::Index>(nb.begin() + 12, nb.begin() + 16) == std::vector<clp::Index>{5, 8, 11, 14});
       // The zero row: cosine 0 with everyone, so the lowest ids of the cosine-0 rows come after
       // nothing better; every row ties at 0.
-      CHECK(std::vector<clp::index>(nb.begin() + 16, nb.begin() + 20) == std::vector<clp::index>{0, 1, 2, 3});
+      CHECK(std::vector<clp::Index>(nb.begin() + 16, nb.begin() + 20) == std::vector<clp::Index>{0, 1, 2, 3});
       // Other rows see the zero row at cosine 0, behind all rows of their own axis.
-      CHECK(std::vector<clp::index>(nb.begin() + 20, nb.begin() + 24) == std::vector<clp::index>{0, 1, 3, 4});
+      CHECK(std::vector<clp::Index>(nb.begin() + 20, nb.begin() + 24) == std::vector<clp::Index>{0, 1, 3, 4});
     }
 }
 
@@ -244,11 +244,11 @@ TEST_CASE("every caller error throws clp::error with a one-line message") {
   CHECK(m == "clp::knn_overlap: 'a' is empty (0 x 4)");
   m = error_of([&] { clp::knn_overlap(a, no_columns); });
   CHECK(m == "clp::knn_overlap: 'b' is empty (20 x 0)");
-  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::index>{3, 20}); });
+  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{3, 20}); });
   CHECK(m == "clp::knn_overlap: query id 20 at position 1 is outside the 20 rows");
-  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::index>{-1}); });
+  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{-1}); });
   CHECK(m == "clp::knn_overlap: query id -1 at position 0 is outside the 20 rows");
-  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::index>{}); });
+  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{}); });
   CHECK(m == "clp::knn_overlap: 'queries' is empty");
   row_major bad = b;
   bad(13, 5) = std::nanf("");
@@ -256,7 +256,7 @@ TEST_CASE("every caller error throws clp::error with a one-line message") {
   CHECK(m == "clp::knn_overlap: 'b' row 13 column 5 is NaN or infinite");
   bad = a;
   bad(2, 1) = std::numeric_limits<float>::infinity();
-  m = error_of([&] { clp::knn_overlap(bad, b, std::vector<clp::index>{0}); });  // a non-query row counts too
+  m = error_of([&] { clp::knn_overlap(bad, b, std::vector<clp::Index>{0}); });  // a non-query row counts too
   CHECK(m == "clp::knn_overlap: 'a' row 2 column 1 is NaN or infinite");
   CHECK(one_line(m));
 }
@@ -273,16 +273,16 @@ TEST_CASE("Eigen, xtensor and raw buffers of every element type give the same re
 
   xt::xtensor<float, 2> a_xt({300, 24});
   xt::xarray<double, xt::layout_type::column_major> b_xt = xt::zeros<double>({300, 40});
-  for (clp::index r = 0; r < 300; ++r) {
-    for (clp::index c = 0; c < 24; ++c) a_xt(r, c) = a(r, c);
-    for (clp::index c = 0; c < 40; ++c) b_xt(r, c) = b(r, c);
+  for (clp::Index r = 0; r < 300; ++r) {
+    for (clp::Index c = 0; c < 24; ++c) a_xt(r, c) = a(r, c);
+    for (clp::Index c = 0; c < 40; ++c) b_xt(r, c) = b(r, c);
   }
   CHECK(clp::knn_overlap(a_xt, b_xt, options).per_token == reference.per_token);
 
   // A raw buffer with a padded row stride, and a std::vector.
   std::vector<float> padded(300 * 32, -7.0f);
-  for (clp::index r = 0; r < 300; ++r)
-    for (clp::index c = 0; c < 24; ++c) padded[r * 32 + c] = a(r, c);
+  for (clp::Index r = 0; r < 300; ++r)
+    for (clp::Index c = 0; c < 24; ++c) padded[r * 32 + c] = a(r, c);
   const clp::matrix_view<const float> a_raw(padded.data(), 300, 24, 32, clp::storage_order::row_major);
   const std::vector<float> b_vector(b.data(), b.data() + b.size());
   CHECK(clp::knn_overlap(a_raw, clp::make_view(b_vector, 300, 40), options).per_token == reference.per_token);

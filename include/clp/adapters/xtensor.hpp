@@ -29,10 +29,10 @@ template <class Element, class Container>
 matrix_view<Element> view_xtensor(Container& m) {
   if (m.dimension() != 2)
     fail("clp: xtensor container of dimension " + std::to_string(m.dimension()) + " is not a matrix");
-  const auto rows = static_cast<index>(m.shape()[0]);
-  const auto cols = static_cast<index>(m.shape()[1]);
-  const auto s0 = static_cast<index>(m.strides()[0]);
-  const auto s1 = static_cast<index>(m.strides()[1]);
+  const auto rows = static_cast<Index>(m.shape()[0]);
+  const auto cols = static_cast<Index>(m.shape()[1]);
+  const auto s0 = static_cast<Index>(m.strides()[0]);
+  const auto s1 = static_cast<Index>(m.strides()[1]);
   if (cols <= 1 || s1 == 1)
     return matrix_view<Element>(m.data(), rows, cols, rows <= 1 ? cols : s0, storage_order::row_major);
   if (rows <= 1 || s0 == 1)

@@ -20,13 +20,13 @@
 namespace clp::detail {
 
 /// Overlap (or vocabulary) rows per panel: fixed, so the order of every sum is fixed.
-inline constexpr index panel_rows = 512;
+inline constexpr Index panel_rows = 512;
 /// Block heights are multiples of this.
-inline constexpr index block_quantum = 48;
+inline constexpr Index block_quantum = 48;
 /// The tallest block when the overlap panels are shared (resident): measured on the three
 /// benchmark shapes, 336-480 rows were fastest, 96 and fewer lose to the products' packing,
 /// and 1200 or more to page faults and cache misses on the block's cosines.
-inline constexpr index max_shared_block = 480;
+inline constexpr Index max_shared_block = 480;
 
 using row_major_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using matrix_map = Eigen::Map<row_major_matrix>;
@@ -34,11 +34,11 @@ using strided_map = Eigen::Map<row_major_matrix, 0, Eigen::OuterStride<>>;
 
 /// The Euclidean norm of row[0..n), summed in double over eight lanes (vectorised, and the
 /// same for a row wherever it lies in memory), the lanes added in order.
-inline double row_norm(const float* row, index n) {
+inline double row_norm(const float* row, Index n) {
   constexpr int lanes = 8;
   using double_lanes = Eigen::Array<double, lanes, 1>;
   double_lanes sum = double_lanes::Zero();
-  index c = 0;
+  Index c = 0;
   for (; c + lanes <= n; c += lanes)
     sum += Eigen::Map<const Eigen::Array<float, lanes, 1>>(row + c).cast<double>().square();
   for (int l = 0; c < n; ++c, ++l) sum[l] += double(row[c]) * row[c];

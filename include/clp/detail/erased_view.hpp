@@ -35,7 +35,7 @@ template <class Void>
 struct basic_erased_view {
   Void* data = nullptr;
   scalar_kind kind = scalar_kind::f32;
-  index rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+  Index rows = 0, cols = 0, row_stride = 0, col_stride = 0;
 
   template <class T>
   static basic_erased_view from(const matrix_view<T>& v) {
@@ -66,41 +66,41 @@ decltype(auto) visit_kind(const basic_erased_view<Void>& v, F&& f) {
 }
 
 /// dst[c] = float(v(r, c)) for every column c.
-inline void load_row(const input_view& v, index r, float* dst) {
+inline void load_row(const input_view& v, Index r, float* dst) {
   visit_kind(v, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* row = v.typed<const T>() + r * v.row_stride;
-    const index cs = v.col_stride;
+    const Index cs = v.col_stride;
     if (cs == 1) {
       if constexpr (std::is_same_v<T, float>)
         std::memcpy(dst, row, sizeof(float) * std::size_t(v.cols));
       else
-        for (index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c]);
+        for (Index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c]);
     } else {
-      for (index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c * cs]);
+      for (Index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c * cs]);
     }
   });
 }
 
 /// Rows ids[0..n) of v, converted to float32, into the row-major n x v.cols buffer dst.
 /// Column-major sources are walked column by column so each read stays inside one column.
-inline void gather_rows(const input_view& v, const index* ids, index n, float* dst) {
+inline void gather_rows(const input_view& v, const Index* ids, Index n, float* dst) {
   if (v.col_stride == 1 || v.cols <= 1) {
-    for (index i = 0; i < n; ++i) load_row(v, ids[i], dst + i * v.cols);
+    for (Index i = 0; i < n; ++i) load_row(v, ids[i], dst + i * v.cols);
     return;
   }
   visit_kind(v, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* base = v.typed<const T>();
-    for (index c = 0; c < v.cols; ++c) {
+    for (Index c = 0; c < v.cols; ++c) {
       const T* column = base + c * v.col_stride;
-      for (index i = 0; i < n; ++i) dst[i * v.cols + c] = static_cast<float>(column[ids[i] * v.row_stride]);
+      for (Index i = 0; i < n; ++i) dst[i * v.cols + c] = static_cast<float>(column[ids[i] * v.row_stride]);
     }
   });
 }
 
 /// v(r, c) = src[c], rounded to nearest even for half and bfloat16.
-inline void store_row(const output_view& v, index r, const float* src) {
+inline void store_row(const output_view& v, Index r, const float* src) {
   visit_kind(v, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* row = v.typed<T>() + r * v.row_stride;
@@ -108,22 +108,22 @@ inline void store_row(const output_view& v, index r, const float* src) {
       if constexpr (std::is_same_v<T, float>)
         std::memcpy(row, src, sizeof(float) * std::size_t(v.cols));
       else
-        for (index c = 0; c < v.cols; ++c) row[c] = static_cast<T>(src[c]);
+        for (Index c = 0; c < v.cols; ++c) row[c] = static_cast<T>(src[c]);
     } else {
-      for (index c = 0; c < v.cols; ++c) row[c * v.col_stride] = static_cast<T>(src[c]);
+      for (Index c = 0; c < v.cols; ++c) row[c * v.col_stride] = static_cast<T>(src[c]);
     }
   });
 }
 
 /// out(to, :) = in(from, :). Same element type: an exact copy. Otherwise through float32,
 /// which holds every half and bfloat16 exactly; a double only meets float through rounding.
-inline void copy_row(const input_view& in, index from, const output_view& out, index to, float* scratch) {
+inline void copy_row(const input_view& in, Index from, const output_view& out, Index to, float* scratch) {
   if (in.kind == out.kind) {
     visit_kind(in, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
       const T* src = in.typed<const T>() + from * in.row_stride;
       T* dst = out.typed<T>() + to * out.row_stride;
-      for (index c = 0; c < in.cols; ++c) dst[c * out.col_stride] = src[c * in.col_stride];
+      for (Index c = 0; c < in.cols; ++c) dst[c * out.col_stride] = src[c * in.col_stride];
     });
     return;
   }
@@ -136,10 +136,10 @@ inline void copy_row(const input_view& in, index from, const output_view& out, i
 /// and NaN otherwise, added over independent lanes (vectorised, no early exit); the position
 /// is looked for only when the screen fails.
 template <class T>
-index first_non_finite(const T* data, index n) {
+Index first_non_finite(const T* data, Index n) {
   constexpr int lanes = 16;
   float screen[lanes] = {};
-  index i = 0;
+  Index i = 0;
   for (; i + lanes <= n; i += lanes)
     for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
   for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
@@ -152,12 +152,12 @@ index first_non_finite(const T* data, index n) {
 }
 
 /// The first non-finite element of row r (as float32), or -1.
-inline index first_non_finite(const input_view& v, index r) {
-  return visit_kind(v, [&](auto* tag) -> index {
+inline Index first_non_finite(const input_view& v, Index r) {
+  return visit_kind(v, [&](auto* tag) -> Index {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* row = v.typed<const T>() + r * v.row_stride;
     if (v.col_stride == 1) return first_non_finite(row, v.cols);
-    for (index c = 0; c < v.cols; ++c)
+    for (Index c = 0; c < v.cols; ++c)
       if (!std::isfinite(static_cast<float>(row[c * v.col_stride]))) return c;
     return -1;
   });

@@ -39,13 +39,13 @@ inline int resolve_threads(int requested) {
 /// [0, threads) and lets a task use that worker's scratch. The first exception thrown by a
 /// task is rethrown here after all workers stopped.
 template <class Task>
-void parallel_for(index tasks, int threads, Task&& task) {
-  threads = static_cast<int>(std::max<index>(1, std::min<index>(threads, tasks)));
+void parallel_for(Index tasks, int threads, Task&& task) {
+  threads = static_cast<int>(std::max<Index>(1, std::min<Index>(threads, tasks)));
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  std::atomic<index> next{0};
+  std::atomic<Index> next{0};
   auto work = [&](int worker) {
-    for (index t = next++; t < tasks; t = next++) {
+    for (Index t = next++; t < tasks; t = next++) {
       try {
         task(t, worker);
       } catch (...) {

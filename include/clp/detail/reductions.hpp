@@ -12,11 +12,11 @@
 
 namespace clp::detail {
 
-inline float max_of(const float* x, index n) {
+inline float max_of(const float* x, Index n) {
   constexpr int lanes = 16;
   float lane[lanes];
   std::fill(lane, lane + lanes, -std::numeric_limits<float>::infinity());
-  index j = 0;
+  Index j = 0;
   for (; j + lanes <= n; j += lanes)
     for (int l = 0; l < lanes; ++l) lane[l] = std::max(lane[l], x[j + l]);
   for (; j < n; ++j) lane[0] = std::max(lane[0], x[j]);

@@ -16,7 +16,7 @@ namespace clp::detail {
 /// A candidate neighbour: its cosine with the query and its row id.
 struct scored_row {
   float cosine;
-  index id;
+  Index id;
 };
 
 /// "a ranks before b": larger cosine, then lower id. A strict total order on distinct ids, so
@@ -32,10 +32,10 @@ struct ranks_before {
 /// arrive in ascending id order across calls: then one that only ties the worst kept cosine
 /// has a larger id and loses, so "cosine > threshold" is the whole test. A cosine of -inf is
 /// never taken (how callers exclude a row).
-inline index offer_candidates(const float* cosines, index n, index first_id, scored_row* heap, index size, index k) {
-  constexpr index chunk = 64;
+inline Index offer_candidates(const float* cosines, Index n, Index first_id, scored_row* heap, Index size, Index k) {
+  constexpr Index chunk = 64;
   float threshold = size < k ? -std::numeric_limits<float>::infinity() : heap[0].cosine;
-  auto take = [&](index j) {
+  auto take = [&](Index j) {
     const scored_row candidate{cosines[j], first_id + j};
     if (size < k) {
       heap[size++] = candidate;
@@ -47,14 +47,14 @@ inline index offer_candidates(const float* cosines, index n, index first_id, sco
     }
     if (size == k) threshold = heap[0].cosine;
   };
-  index j = 0;
+  Index j = 0;
   for (; j + chunk <= n; j += chunk) {
     // Most chunks hold nothing better than the k-th best: one branch-free (vectorised) count
     // rules them out.
     int better = 0;
-    for (index i = j; i < j + chunk; ++i) better += cosines[i] > threshold;
+    for (Index i = j; i < j + chunk; ++i) better += cosines[i] > threshold;
     if (better == 0) continue;
-    for (index i = j; i < j + chunk; ++i)
+    for (Index i = j; i < j + chunk; ++i)
       if (cosines[i] > threshold) take(i);
   }
   for (; j < n; ++j)
@@ -66,14 +66,14 @@ inline index offer_candidates(const float* cosines, index n, index first_id, sco
 /// descending order; returns how many (min(k, n)). One pass: chunks holding nothing better
 /// than the current k-th best are ruled out by a vectorised count, so the heap is touched
 /// about k log(n / k) times.
-inline index select_top_k(const float* cosines, index n, index k, index* neighbour) {
+inline Index select_top_k(const float* cosines, Index n, Index k, Index* neighbour) {
   k = std::min(k, n);
   if (k <= 0) return 0;
   thread_local std::vector<scored_row> heap;
   heap.resize(static_cast<std::size_t>(k));
-  const index size = offer_candidates(cosines, n, 0, heap.data(), 0, k);
+  const Index size = offer_candidates(cosines, n, 0, heap.data(), 0, k);
   std::sort_heap(heap.data(), heap.data() + size, ranks_before{});
-  for (index i = 0; i < size; ++i) neighbour[i] = heap[static_cast<std::size_t>(i)].id;
+  for (Index i = 0; i < size; ++i) neighbour[i] = heap[static_cast<std::size_t>(i)].id;
   return size;
 }
 
