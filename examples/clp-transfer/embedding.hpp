@@ -36,9 +36,10 @@ class embedding_matrix {
     if (tensor.shape.size() != 2)
       io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
                                   io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name),
+    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1],
+                       where + " tensor " + io::detail::quoted_name(name),
                        /*allocate=*/false);
-    if (tensor.byte_size > 0 && tensor.offset % m.element_size_ == 0) {
+    if (tensor.byte_size > 0 && tensor.offset % m.element_size() == 0) {
       m.mapping_ = found.file.map(tensor);
       m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
     } else {
@@ -53,35 +54,47 @@ class embedding_matrix {
   embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description)
       : embedding_matrix(dtype, rows, cols, std::move(description), /*allocate=*/true) {}
 
+  /// The safetensors dtype name: F32, F64, F16 or BF16.
   const std::string& dtype() const { return dtype_; }
   Index rows() const { return rows_; }
   Index cols() const { return cols_; }
   /// "FILE tensor NAME", for messages.
   const std::string& description() const { return description_; }
 
-  /// Calls f with a clp::matrix_view<T> of the matrix (row-major, as safetensors stores it).
-  /// Only matrices made by the constructor (outputs) can be visited for writing.
-  template <class F>
-  decltype(auto) visit(F&& f) {
-    if (!writable_) throw std::logic_error(description_ + " is read-only");
-    return dispatch([&](auto* tag) { return f(clp::matrix_view(static_cast<decltype(tag)>(data_), rows_, cols_)); });
-  }
+  /// Calls f with a clp::matrix_view<const T> of the matrix (row-major, as safetensors stores
+  /// it), T its element type.
   template <class F>
   decltype(auto) visit(F&& f) const {
-    return dispatch([&](auto* tag) {
+    return clp::detail::visit_kind(erased(), [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      return f(clp::matrix_view(static_cast<const T*>(data_), rows_, cols_));
+      return f(view<const T>());
     });
   }
 
+  /// The matrix as a clp::matrix_view<T>, T (const or not) its element type; a writable view
+  /// only of a matrix made by the constructor (an output).
+  template <class T>
+  clp::matrix_view<T> view() const {
+    if (clp::detail::kind_of<std::remove_const_t<T>>() != kind_)
+      throw std::logic_error(description_ + " is " + dtype_ + ", not the element type asked for");
+    if (!std::is_const_v<T> && !writable_) throw std::logic_error(description_ + " is read-only");
+    return clp::matrix_view<T>(static_cast<T*>(data_), rows_, cols_);
+  }
+
   const void* bytes() const { return data_; }
-  std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size_; }
+  std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size(); }
 
  private:
   embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description, bool allocate)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
-    if (dtype == "F32" || dtype == "F64" || dtype == "F16" || dtype == "BF16")
-      element_size_ = *io::dtype_size(dtype);
+    if (dtype == "F32")
+      kind_ = clp::detail::scalar_kind::f32;
+    else if (dtype == "F64")
+      kind_ = clp::detail::scalar_kind::f64;
+    else if (dtype == "F16")
+      kind_ = clp::detail::scalar_kind::f16;
+    else if (dtype == "BF16")
+      kind_ = clp::detail::scalar_kind::bf16;
     else
       throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
     if (allocate) {
@@ -90,19 +103,17 @@ class embedding_matrix {
     }
   }
 
-  /// Calls f with a null T* naming the element type.
-  template <class F>
-  decltype(auto) dispatch(F&& f) const {
-    if (dtype_ == "F32") return f(static_cast<float*>(nullptr));
-    if (dtype_ == "F64") return f(static_cast<double*>(nullptr));
-    if (dtype_ == "F16") return f(static_cast<Eigen::half*>(nullptr));
-    return f(static_cast<Eigen::bfloat16*>(nullptr));
+  /// The library's type-erased view: its visit_kind is the one dispatch on the element type.
+  clp::detail::input_view erased() const { return {data_, kind_, rows_, cols_, cols_, 1}; }
+  std::size_t element_size() const {
+    return clp::detail::visit_kind(erased(), [](auto* tag) { return sizeof(*tag); });
   }
 
+  /// The whole tensor at once, contiguous: the checkpoint is refused whichever row is bad, even
+  /// one no target token uses, and the file is named.
   void require_finite() const {
-    dispatch([&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      const Index at = clp::detail::first_non_finite(static_cast<const T*>(data_), rows_ * cols_);
+    visit([&](auto v) {
+      const Index at = clp::detail::first_non_finite(v.data(), rows_ * cols_);
       if (at < 0) return;
       throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
                                std::to_string(at % cols_) + " is NaN or infinite");
@@ -110,9 +121,9 @@ class embedding_matrix {
   }
 
   std::string dtype_;
+  clp::detail::scalar_kind kind_ = clp::detail::scalar_kind::f32;
   Index rows_ = 0, cols_ = 0;
   std::string description_;
-  std::size_t element_size_ = 0;
   io::mapped_bytes mapping_;  // inputs
   // Outputs, and inputs that could not be mapped: uninitialised, in transparent huge pages
   // from 2 MiB on (a few hundred page faults instead of one per 4 KiB).

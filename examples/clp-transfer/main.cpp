@@ -3,6 +3,8 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <clp/version.hpp>
+
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -23,8 +25,14 @@ int main(int argc, char** argv) {
 #endif
   CLI::App app{"clp-transfer: a new vocabulary for a large language model, from a small model that speaks it"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "clp-transfer " + std::to_string(clp::version_major) + "." +
+                                        std::to_string(clp::version_minor) + "." + std::to_string(clp::version_patch));
 
   clp::program::transfer_arguments t;
+  // Parsed into t.method and t.weighting once the command line is read.
+  std::string method = "clp", weighting = clp::program::default_weighting;
+  clp::Index k = 10;
+  float temperature = 0.1f;
   CLI::App* transfer = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
   transfer->add_option("--source", t.source, "Large source model folder (config.json, safetensors, tokenizer)")
       ->required();
@@ -37,11 +45,11 @@ int main(int argc, char** argv) {
   transfer->add_option("--helper-embedding-tensor", t.helper_embedding_tensor,
                        "Helper input embedding name (default: found)");
   transfer->add_option("--lm-head-tensor", t.lm_head_tensor, "Source untied output head name (default: found)");
-  transfer->add_option("--method", t.method, "clp | overlap-random | random")->capture_default_str();
-  transfer->add_option("--weighting", t.weighting, "paper | clamped | top-k | softmax | sparsemax")
+  transfer->add_option("--method", method, "clp | overlap-random | random")->capture_default_str();
+  transfer->add_option("--weighting", weighting, "paper | clamped | top-k | softmax | sparsemax")
       ->capture_default_str();
-  transfer->add_option("--k", t.k, "Neighbours for top-k and softmax")->capture_default_str();
-  transfer->add_option("--temperature", t.temperature, "Softmax temperature")->capture_default_str();
+  transfer->add_option("--k", k, "Neighbours for top-k and softmax")->capture_default_str();
+  transfer->add_option("--temperature", temperature, "Softmax temperature")->capture_default_str();
   transfer->add_option("--seed", t.seed, "Seed of the random methods")->capture_default_str();
   transfer->add_flag("--force", t.force, "Replace an existing output (only after success)");
   transfer->add_flag("--fsync", t.fsync,
@@ -76,15 +84,20 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Usage errors are one line too, with the usual exit status of a usage error.
     std::fprintf(stderr, "clp-transfer: error: %s (see clp-transfer --help)\n", e.what());
     return 2;
   }
   try {
-    if (*transfer)
+    if (*transfer) {
+      // A bad value is refused like a bad input (status 1), in the words of the check.
+      t.method = clp::program::parse_method(method);
+      t.weighting = clp::program::parse_weighting(weighting, k, temperature);
       clp::program::run_transfer(t);
-    else if (*overlap)
+    } else if (*overlap)
       clp::program::run_overlap(a, b, json);
     else if (*similarity)
       clp::program::run_similarity(s);

@@ -1,0 +1,96 @@
+// What `clp-transfer transfer` is asked to do: the options, parsed once at the edge (main.cpp)
+// into the method and the weighting, and the checks that refuse a run before any work.
+#pragma once
+
+#include <clp/weights.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "io/hf_model.hpp"
+
+namespace clp::program {
+
+/// CLP-Transfer itself, or one of the paper's two baselines.
+enum class transfer_method {
+  clp,             ///< copy the overlapping rows, synthesise the others from the helper
+  overlap_random,  ///< copy the overlapping rows, draw the others (transfer without a helper)
+  random,          ///< draw every row (a fresh start)
+};
+
+/// The method named on the command line; throws naming --method for any other name.
+inline transfer_method parse_method(const std::string& name) {
+  if (name == "clp") return transfer_method::clp;
+  if (name == "overlap-random") return transfer_method::overlap_random;
+  if (name == "random") return transfer_method::random;
+  throw std::runtime_error("--method must be clp, overlap-random or random, not '" + name + "'");
+}
+
+/// The method's command-line name.
+inline const char* method_name(transfer_method method) {
+  switch (method) {
+    case transfer_method::clp:
+      return "clp";
+    case transfer_method::overlap_random:
+      return "overlap-random";
+    case transfer_method::random:
+      break;
+  }
+  return "random";
+}
+
+/// The weighting the program uses unless told otherwise; README "Choosing the weighting" has
+/// the measurement behind it.
+inline constexpr const char* default_weighting = "top-k";
+
+/// The weighting policy and the options it came from (which the report repeats).
+struct weighting_choice {
+  std::string name = default_weighting;
+  Index k = 10;
+  float temperature = 0.1f;
+  clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
+};
+
+/// --weighting, --k and --temperature as given; throws clp::error for an unknown name, k < 1
+/// or a temperature that is not positive.
+inline weighting_choice parse_weighting(const std::string& name, Index k, float temperature) {
+  return {name, k, temperature, clp::make_weighting(name, k, temperature)};
+}
+
+struct transfer_arguments {
+  std::filesystem::path source, helper, output, report;
+  int threads = 0;
+  double tile_mb = 256;
+  std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
+  bool force = false, quiet = false;
+  bool fsync = false;  // flush the output to disk before the rename
+  transfer_method method = transfer_method::clp;
+  weighting_choice weighting;
+  std::uint64_t seed = 0;
+};
+
+/// Refuses, before any work, what would otherwise end a long run in an error: an output or
+/// report in the way, an output replacing an input, a thread count or tile size out of range.
+inline void check_arguments(const transfer_arguments& args) {
+  io::check_output_available(args.output, args.force);
+  if (!args.report.empty()) {
+    if (std::filesystem::exists(args.report) && !args.force)
+      io::detail::fail(args.report, "already exists (use --force to replace it)");
+    const auto parent = args.report.has_parent_path() ? args.report.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(parent))
+      io::detail::fail(args.report, "parent directory " + parent.string() + " does not exist");
+  }
+  if (args.threads < 0)
+    throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
+  if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
+    throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
+  for (const auto& input : {args.source, args.helper}) {
+    std::error_code ignored;
+    if (std::filesystem::equivalent(io::detail::without_trailing_separator(args.output), input, ignored))
+      io::detail::fail(args.output, "is the input model " + input.string() + "; refusing to replace it");
+  }
+}
+
+}  // namespace clp::program

@@ -1,0 +1,118 @@
+// Phase 5 of `clp-transfer transfer`: what the run did, as JSON (--report) and on stderr.
+#pragma once
+
+#include <clp/synthesize.hpp>
+#include <clp/vocabulary.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "transfer/arguments.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesise.hpp"
+#include "transfer/write_output.hpp"
+
+namespace clp::program {
+
+struct phase_seconds {
+  double read = 0, synthesize = 0, write = 0, total = 0;
+};
+
+/// Everything the report says, gathered from the phases.
+struct transfer_outcome {
+  const transfer_arguments& args;
+  const loaded_models& models;
+  const vocabulary_overlap& overlap;
+  const synthesis_report& report;
+  phase_seconds seconds;
+
+  Index missing() const { return overlap.target_rows() - overlap.size(); }
+  /// The largest synthesised row is out of proportion with the source's rows.
+  bool out_of_proportion() const {
+    return report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
+  }
+};
+
+/// Writes the --report JSON beside its final name (commit_output moves it there once the
+/// output is in place); returns where, or an empty path without --report.
+inline std::filesystem::path write_partial_report(const transfer_outcome& outcome) {
+  const transfer_arguments& args = outcome.args;
+  if (args.report.empty()) return {};
+  const vocabulary_overlap& overlap = outcome.overlap;
+  const synthesis_report& report = outcome.report;
+  nlohmann::ordered_json json;
+  json["source"] = args.source.string();
+  json["helper"] = args.helper.string();
+  json["output"] = args.output.string();
+  json["method"] = method_name(args.method);
+  json["weighting"] = {
+      {"name", args.weighting.name}, {"k", args.weighting.k}, {"temperature", args.weighting.temperature}};
+  json["source_vocab_size"] = overlap.source_vocab_size;
+  json["target_vocab_size"] = overlap.target_vocab_size;
+  json["target_rows"] = outcome.models.helper.embedding.rows();
+  json["overlap"] = overlap.size();
+  json["overlap_share_of_source"] = overlap.share_of_source();
+  json["overlap_share_of_target"] = overlap.share_of_target();
+  json["missing"] = outcome.missing();
+  json["degenerate_rows"] = report.degenerate_rows();
+  json["zero_norm_rows"] = report.zero_norm_rows;
+  json["fallback_rows"] = report.fallback_rows;
+  json["no_positive_cosine_rows"] = report.no_positive_rows;
+  json["inflated_rows"] = report.inflated_rows;
+  json["effective_neighbours"] = {{"min", report.effective_neighbours_min},
+                                  {"median", report.effective_neighbours_median},
+                                  {"max", report.effective_neighbours_max}};
+  json["max_output_row_norm"] = report.max_output_row_norm;
+  json["median_output_row_norm"] = report.median_output_row_norm;
+  json["median_source_row_norm"] = report.median_source_row_norm;
+  const phase_seconds& s = outcome.seconds;
+  json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
+  const std::filesystem::path partial = args.report.string() + ".partial";
+  detail::write_file_atomically(partial, json.dump(2) + "\n");
+  return partial;
+}
+
+/// The summary on stderr (nothing with --quiet).
+inline void print_summary(const transfer_outcome& outcome) {
+  const transfer_arguments& args = outcome.args;
+  if (args.quiet) return;
+  const vocabulary_overlap& overlap = outcome.overlap;
+  const synthesis_report& report = outcome.report;
+  const embedding_matrix& source = outcome.models.source.embedding;
+  const embedding_matrix& helper = outcome.models.helper.embedding;
+  const bool clp = args.method == transfer_method::clp;
+  const std::string how = clp ? "synthesised (weighting " + args.weighting.name + ")"
+                              : "drawn at random (method " + std::string(method_name(args.method)) + ")";
+  std::fprintf(stderr,
+               "clp-transfer: wrote %s\n"
+               "  source vocabulary  %td tokens (%s: %td x %td %s)\n"
+               "  target vocabulary  %td tokens (%s: %td x %td)\n"
+               "  overlap            %td tokens = %.1f%% of source, %.1f%% of target\n"
+               "  missing            %td rows, %s\n",
+               args.output.c_str(), overlap.source_vocab_size, outcome.models.source.embedding_name.c_str(),
+               source.rows(), source.cols(), source.dtype().c_str(), overlap.target_vocab_size,
+               outcome.models.helper.embedding_name.c_str(), helper.rows(), helper.cols(), overlap.size(),
+               100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(), how.c_str());
+  if (clp)
+    std::fprintf(stderr,
+                 "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"
+                 "  no positive cosine %td rows; inflated %td rows\n"
+                 "  neighbours         effective 1/sum(w^2): min %.1f, median %.1f, max %.1f\n"
+                 "  row norms          largest synthesised %.3g, median source %.3g\n",
+                 report.degenerate_rows(), report.zero_norm_rows, report.fallback_rows, report.no_positive_rows,
+                 report.inflated_rows, report.effective_neighbours_min, report.effective_neighbours_median,
+                 report.effective_neighbours_max, report.max_output_row_norm, report.median_source_row_norm);
+  const phase_seconds& s = outcome.seconds;
+  std::fprintf(stderr, "  seconds            read %.2f, synthesize %.2f, write %.2f, total %.2f\n", s.read,
+               s.synthesize, s.write, s.total);
+  if (clp && outcome.out_of_proportion())
+    std::fprintf(stderr,
+                 "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "
+                 "row norm (%.3g); try --weighting clamped, top-k or sparsemax\n",
+                 report.max_output_row_norm, report.median_source_row_norm);
+}
+
+}  // namespace clp::program

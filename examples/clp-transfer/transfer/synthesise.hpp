@@ -1,0 +1,108 @@
+// Phase 3 of `clp-transfer transfer`: the new embedding (and head), one row per target token:
+// CLP-Transfer's copy and synthesis, or one of the paper's baselines. The library does the
+// work; this phase only hands it the matrices in their own element type.
+#pragma once
+
+#include <clp/random_init.hpp>
+#include <clp/synthesize.hpp>
+#include <clp/transfer.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "embedding.hpp"
+#include "progress.hpp"
+#include "transfer/arguments.hpp"
+#include "transfer/read_models.hpp"
+
+namespace clp::program {
+
+struct synthesised_embeddings {
+  embedding_matrix embedding;            ///< #target rows by the source's width, the source's dtype
+  std::optional<embedding_matrix> head;  ///< the same for the head, when the source has one
+  synthesis_report report;
+};
+
+namespace detail {
+
+/// Overlapping rows copied from `source`, the others drawn from its per-column normal.
+template <class T>
+void overlap_random(clp::matrix_view<const T> source, const vocabulary_overlap& overlap, clp::matrix_view<T> output,
+                    std::uint64_t seed) {
+  for (Index i = 0; i < overlap.size(); ++i)
+    for (Index c = 0; c < source.cols(); ++c) output(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
+  clp::random_rows(clp::column_statistics_of(source), output, overlap.missing_ids, seed);
+}
+
+/// Every row drawn from the per-column normal of `source`.
+template <class T>
+void random_init(clp::matrix_view<const T> source, clp::matrix_view<T> output, std::uint64_t seed) {
+  std::vector<Index> all(static_cast<std::size_t>(output.rows()));
+  for (Index r = 0; r < output.rows(); ++r) all[r] = r;
+  clp::random_rows(clp::column_statistics_of(source), output, all, seed);
+}
+
+/// CLP-Transfer: clp::transfer with the embedding (and the untied head) of the source.
+inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
+                                      const synthesised_embeddings& out, const transfer_arguments& args,
+                                      progress_reporter& progress) {
+  synthesis_options options;
+  options.threads = args.threads;
+  options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
+  options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
+  const loaded_model& source = models.source;
+  return source.embedding.visit([&](auto source_view) {
+    using T = typename decltype(source_view)::value_type;
+    return models.helper.embedding.visit([&](auto helper_view) {
+      if (!source.head)
+        return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), args.weighting.policy,
+                             options);
+      return clp::transfer(source_view, source.head->view<const T>(), helper_view, overlap, out.embedding.view<T>(),
+                           out.head->view<T>(), args.weighting.policy, options);
+    });
+  });
+}
+
+/// The baselines: rows drawn from the per-dimension normal of the source matrix they replace;
+/// overlap-random keeps the overlapping rows, random draws every row.
+inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_overlap& overlap,
+                                  const synthesised_embeddings& out, const transfer_arguments& args) {
+  const bool keep_overlap = args.method == transfer_method::overlap_random;
+  auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
+    from.visit([&](auto from_view) {
+      using T = typename decltype(from_view)::value_type;
+      if (keep_overlap)
+        overlap_random(from_view, overlap, to.view<T>(), args.seed);
+      else
+        random_init(from_view, to.view<T>(), args.seed);
+    });
+  };
+  draw(models.source.embedding, out.embedding);
+  if (models.source.head) draw(*models.source.head, *out.head);
+  synthesis_report report;
+  report.overlap = overlap.size();
+  report.copied_rows = keep_overlap ? overlap.size() : 0;
+  report.synthesized_rows = keep_overlap ? Index(overlap.missing_ids.size()) : out.embedding.rows();
+  return report;
+}
+
+}  // namespace detail
+
+/// The output embedding (and head) for the helper's vocabulary, by args.method.
+inline synthesised_embeddings synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
+                                         const transfer_arguments& args, progress_reporter& progress) {
+  const loaded_model& source = models.source;
+  const Index target_rows = models.helper.embedding.rows();
+  synthesised_embeddings out{embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
+                                              "output " + source.embedding_name),
+                             std::nullopt,
+                             {}};
+  if (source.head)
+    out.head.emplace(source.head->dtype(), target_rows, source.head->cols(), "output " + *source.head_name);
+  out.report = args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
+                                                   : detail::draw_rows(models, overlap, out, args);
+  return out;
+}
+
+}  // namespace clp::program

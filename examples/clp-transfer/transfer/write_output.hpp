@@ -1,0 +1,145 @@
+// Phase 4 of `clp-transfer transfer`: the output model, written into a staging folder beside
+// its final name and moved into place only once complete (and the report written).
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/hf_model.hpp"
+#include "io/safetensors.hpp"
+#include "progress.hpp"
+#include "transfer/arguments.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesise.hpp"
+
+namespace clp::program {
+
+namespace detail {
+
+/// Flushes file or directory `path` to disk (fsync); false, with errno set, when that failed.
+inline bool try_flush_to_disk(const std::filesystem::path& path) noexcept {
+  const io::detail::file_descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  return fd.get() >= 0 && ::fsync(fd.get()) == 0;
+}
+
+/// Flushes file or directory `path` to disk; throws naming it on failure.
+inline void flush_to_disk(const std::filesystem::path& path) {
+  if (!try_flush_to_disk(path)) io::detail::fail(path, io::detail::with_errno("cannot flush to disk"));
+}
+
+/// Writes text to `path` through a temporary file in the same folder and a rename, so a
+/// reader never sees half a file; with `durable`, the file is flushed to disk before the rename.
+inline void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = false) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      io::detail::fail(path, "cannot write");
+    }
+  }
+  if (durable) flush_to_disk(temporary);
+  std::filesystem::rename(temporary, path);
+}
+
+/// Every tensor of the source, same names, dtypes, order and shards, the embedding and head
+/// replaced by the new ones; returns the new total size of the tensor data in bytes.
+inline std::uint64_t write_weights(const std::filesystem::path& folder, bool durable, const loaded_model& source,
+                                   const synthesised_embeddings& out, progress_reporter& progress) {
+  const auto replacement = [&](const io::tensor_entry& t) -> const embedding_matrix* {
+    if (t.name == source.embedding_name) return &out.embedding;
+    if (source.head_name && t.name == *source.head_name) return &*out.head;
+    return nullptr;
+  };
+  std::uint64_t total_bytes = 0, written_bytes = 0, new_total_size = 0;
+  for (const io::safetensors_file& shard : source.folder.shards())
+    for (const io::tensor_entry& t : shard.tensors()) total_bytes += t.byte_size;
+  for (const io::safetensors_file& shard : source.folder.shards()) {
+    std::vector<io::tensor_spec> specs;
+    for (const io::tensor_entry& t : shard.tensors()) {
+      io::tensor_spec spec{t.name, t.dtype, t.shape, t.byte_size};
+      if (const embedding_matrix* replaced = replacement(t)) {
+        spec.shape = {replaced->rows(), replaced->cols()};
+        spec.byte_size = replaced->byte_size();
+      }
+      new_total_size += spec.byte_size;
+      specs.push_back(std::move(spec));
+    }
+    io::safetensors_writer writer(folder / shard.path().filename(), std::move(specs), shard.metadata(), durable);
+    for (const io::tensor_entry& t : shard.tensors()) {
+      if (const embedding_matrix* replaced = replacement(t))
+        writer.append(replaced->bytes(), replaced->byte_size());
+      else
+        io::copy_range(shard.descriptor(), static_cast<off_t>(t.offset), t.byte_size, writer);
+      written_bytes += t.byte_size;
+      progress.update(double(written_bytes), double(total_bytes));
+    }
+    writer.finish();
+  }
+  return new_total_size;
+}
+
+}  // namespace detail
+
+/// Whether the output is flushed to disk before it is moved into place, so that it survives a
+/// power loss once committed: asked for with --fsync, and always when --force replaces an
+/// output (the old one is deleted only after the new one is on disk). Otherwise the kernel
+/// writes it back in its own time, as after cp; the rename still means no reader ever sees a
+/// half-written output.
+inline bool durable_output(const transfer_arguments& args) {
+  std::error_code ignored;
+  return args.fsync || std::filesystem::exists(args.output, ignored);
+}
+
+/// Writes the output model into `staging`: the weights, the index of a sharded model with
+/// its new total size, config.json for the new vocabulary, and the helper's tokenizer files.
+inline void write_output(const io::staging_directory& staging, bool durable, const transfer_arguments& args,
+                         const loaded_models& models, const synthesised_embeddings& out, progress_reporter& progress) {
+  const io::model_folder& source = models.source.folder;
+  const std::uint64_t new_total_size = detail::write_weights(staging.path(), durable, models.source, out, progress);
+  if (!source.index_path().empty()) {
+    std::ifstream in(source.index_path());
+    nlohmann::ordered_json index = nlohmann::ordered_json::parse(in);
+    if (index.contains("metadata") && index["metadata"].is_object()) index["metadata"]["total_size"] = new_total_size;
+    detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n", durable);
+  }
+  const auto config = io::target_config(source.config(), models.helper.folder.config(), out.embedding.rows());
+  detail::write_file_atomically(staging.path() / "config.json", config.dump(2) + "\n", durable);
+  for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
+    std::filesystem::copy_file(file, staging.path() / file.filename());
+    if (durable) detail::flush_to_disk(staging.path() / file.filename());
+  }
+  if (durable) detail::flush_to_disk(staging.path());
+}
+
+/// Moves the output into place (replacing an old one with --force), then the report written
+/// beside its final name; removes that report when the output cannot be moved.
+inline void commit_output(io::staging_directory& staging, bool durable, const transfer_arguments& args,
+                          const std::filesystem::path& partial_report) {
+  try {
+    staging.commit(args.force);
+  } catch (...) {
+    std::error_code ignored;
+    if (!partial_report.empty()) std::filesystem::remove(partial_report, ignored);
+    throw;
+  }
+  // The rename itself: best effort, since the output is already in place and complete.
+  if (durable)
+    detail::try_flush_to_disk(io::detail::parent_directory(io::detail::without_trailing_separator(args.output)));
+  if (!partial_report.empty()) std::filesystem::rename(partial_report, args.report);
+}
+
+}  // namespace clp::program
