@@ -3,7 +3,7 @@
 # missing (as root). Used by examples/quickstart.sh and tests/run.sh.
 set -euo pipefail
 packages=(cmake ninja-build g++ libeigen3-dev libxtensor-dev xtl-dev doctest-dev
-          nlohmann-json3-dev libcli11-dev libopenblas-dev)
+          nlohmann-json3-dev libcli11-dev libopenblas-dev pkg-config)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
