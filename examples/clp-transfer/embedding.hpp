@@ -7,17 +7,20 @@
 #pragma once
 
 #include <clp/detail/erased_view.hpp>
+#include <clp/detail/parallel.hpp>
 #include <clp/detail/scratch_buffer.hpp>
 #include <clp/matrix_view.hpp>
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
@@ -26,9 +29,9 @@ namespace clp::program {
 
 class embedding_matrix {
  public:
-  /// Maps tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16, and finite. A
-  /// tensor whose bytes are not aligned for its element type (the format allows it) is read
-  /// into memory instead.
+  /// Maps tensor `name` of `folder`; it must be 2-D, F32, F64, F16 or BF16. A tensor whose
+  /// bytes are not aligned for its element type (the format allows it) is read into memory
+  /// instead. Nothing is screened yet: see require_finite.
   static embedding_matrix read(const io::model_folder& folder, const std::string& name) {
     const io::located_tensor found = folder.locate(name);
     const io::tensor_entry& tensor = found.tensor;
@@ -46,7 +49,6 @@ class embedding_matrix {
       m.data_ = m.memory_.reserve(tensor.byte_size);
       found.file.read(tensor, m.data_, tensor.byte_size);
     }
-    m.require_finite();
     return m;
   }
 
@@ -81,6 +83,30 @@ class embedding_matrix {
     return clp::matrix_view<T>(static_cast<T*>(data_), rows_, cols_);
   }
 
+  /// Throws naming the file, row and column of the first NaN or infinite element.
+  void require_finite() const {
+    visit([&](auto v) {
+      const Index at = clp::detail::first_non_finite(v.data(), rows_ * cols_);
+      if (at >= 0) fail_non_finite(at / cols_, at % cols_);
+    });
+  }
+
+  /// The same for rows `rows` (ascending) only, screened in parallel: the first such row is
+  /// named whichever thread found it.
+  void require_finite(const std::vector<Index>& rows, int threads) const {
+    constexpr Index chunk = 1024;
+    const Index n = static_cast<Index>(rows.size());
+    std::vector<Index> first_bad(static_cast<std::size_t>((n + chunk - 1) / chunk), -1);  // per chunk
+    visit([&](auto v) {
+      clp::detail::parallel_for(Index(first_bad.size()), clp::detail::resolve_threads(threads), [&](Index k, int) {
+        for (Index i = k * chunk; i < std::min(n, (k + 1) * chunk) && first_bad[k] < 0; ++i)
+          if (clp::detail::first_non_finite(v.data() + rows[i] * cols_, cols_) >= 0) first_bad[k] = rows[i];
+      });
+      for (Index row : first_bad)
+        if (row >= 0) fail_non_finite(row, clp::detail::first_non_finite(v.data() + row * cols_, cols_));
+    });
+  }
+
   const void* bytes() const { return data_; }
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size(); }
 
@@ -105,19 +131,12 @@ class embedding_matrix {
 
   /// The library's type-erased view: its visit_kind is the one dispatch on the element type.
   clp::detail::input_view erased() const { return {data_, kind_, rows_, cols_, cols_, 1}; }
+  [[noreturn]] void fail_non_finite(Index row, Index column) const {
+    throw std::runtime_error(description_ + ": row " + std::to_string(row) + " column " + std::to_string(column) +
+                             " is NaN or infinite");
+  }
   std::size_t element_size() const {
     return clp::detail::visit_kind(erased(), [](auto* tag) { return sizeof(*tag); });
-  }
-
-  /// The whole tensor at once, contiguous: the checkpoint is refused whichever row is bad, even
-  /// one no target token uses, and the file is named.
-  void require_finite() const {
-    visit([&](auto v) {
-      const Index at = clp::detail::first_non_finite(v.data(), rows_ * cols_);
-      if (at < 0) return;
-      throw std::runtime_error(description_ + ": row " + std::to_string(at / cols_) + " column " +
-                               std::to_string(at % cols_) + " is NaN or infinite");
-    });
   }
 
   std::string dtype_;

@@ -75,12 +75,23 @@ inline void run_similarity(const similarity_arguments& args) {
     for (Index i = 0; i < rows; ++i) all[i] = i;
     return all;
   }();
-  const knn_overlap_result result = ea.visit([&](auto view_a) {
-    return eb.visit([&](auto view_b) {
-      auto tokens_only = [rows](auto v) { return decltype(v)(v.data(), rows, v.cols(), v.outer_stride(), v.order()); };
-      return clp::knn_overlap(tokens_only(view_a), tokens_only(view_b), queries, options);
-    });
-  });
+  const knn_overlap_result result = [&] {
+    try {
+      return ea.visit([&](auto view_a) {
+        return eb.visit([&](auto view_b) {
+          auto tokens_only = [rows](auto v) {
+            return decltype(v)(v.data(), rows, v.cols(), v.outer_stride(), v.order());
+          };
+          return clp::knn_overlap(tokens_only(view_a), tokens_only(view_b), queries, options);
+        });
+      });
+    } catch (const clp::error&) {
+      // knn_overlap screens every row it reads; name the file of a NaN or infinity it found.
+      ea.require_finite();
+      eb.require_finite();
+      throw;
+    }
+  }();
   if (args.json) {
     nlohmann::ordered_json out;
     out["a"] = args.a.string();

@@ -14,6 +14,7 @@
 #include "embedding.hpp"
 #include "progress.hpp"
 #include "transfer/arguments.hpp"
+#include "transfer/finite_inputs.hpp"
 #include "transfer/read_models.hpp"
 
 namespace clp::program {
@@ -100,8 +101,11 @@ inline synthesised_embeddings synthesise(const loaded_models& models, const voca
                              {}};
   if (source.head)
     out.head.emplace(source.head->dtype(), target_rows, source.head->cols(), "output " + *source.head_name);
-  out.report = args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
-                                                   : detail::draw_rows(models, overlap, out, args);
+  require_finite_elsewhere(models, overlap, args.method, args.threads);
+  out.report = naming_the_file(models, [&] {
+    return args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
+                                               : detail::draw_rows(models, overlap, out, args);
+  });
   return out;
 }
 

@@ -1,0 +1,65 @@
+// Part of phase 3: a NaN or infinity anywhere in a matrix the program reads means a broken
+// checkpoint, and is refused naming the file, even in a row no target token uses. Each row is
+// screened once: the library screens the rows it reads (clp::transfer: every helper row, the
+// source rows of the overlap), the program the others.
+#pragma once
+
+#include <clp/error.hpp>
+#include <clp/vocabulary.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "transfer/arguments.hpp"
+#include "transfer/read_models.hpp"
+
+namespace clp::program {
+
+namespace detail {
+
+/// The rows of [0, rows) not in `ids`, ascending.
+inline std::vector<Index> rows_outside(Index rows, std::vector<Index> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::vector<Index> outside;
+  outside.reserve(static_cast<std::size_t>(std::max<Index>(0, rows - Index(ids.size()))));
+  auto next = ids.begin();
+  for (Index r = 0; r < rows; ++r) {
+    while (next != ids.end() && *next < r) ++next;
+    if (next == ids.end() || *next != r) outside.push_back(r);
+  }
+  return outside;
+}
+
+}  // namespace detail
+
+/// Screens the rows of the inputs that the library call for `method` does not screen: for
+/// CLP-Transfer the source rows outside the overlap, for the baselines (which screen nothing)
+/// every matrix.
+inline void require_finite_elsewhere(const loaded_models& models, const vocabulary_overlap& overlap,
+                                     transfer_method method, int threads) {
+  const loaded_model& source = models.source;
+  if (method == transfer_method::clp) {
+    for (const embedding_matrix* m : {&source.embedding, source.head ? &*source.head : nullptr})
+      if (m) m->require_finite(detail::rows_outside(m->rows(), overlap.source_ids), threads);
+    return;
+  }
+  source.embedding.require_finite();
+  models.helper.embedding.require_finite();
+  if (source.head) source.head->require_finite();
+}
+
+/// Runs `call` (a library call on the inputs); when the library refuses it, looks for the
+/// NaN or infinity it may have found, to name the file instead. Only errors pay for this.
+template <class Call>
+auto naming_the_file(const loaded_models& models, Call call) {
+  try {
+    return call();
+  } catch (const clp::error&) {
+    models.source.embedding.require_finite();
+    models.helper.embedding.require_finite();
+    if (models.source.head) models.source.head->require_finite();
+    throw;
+  }
+}
+
+}  // namespace clp::program
