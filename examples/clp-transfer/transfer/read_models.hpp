@@ -137,20 +137,22 @@ inline void require_consistent(const loaded_models& models, const io::token_voca
 
 }  // namespace detail
 
-/// Reads both models: the two vocabularies on threads of their own (JSON parsing is most of
-/// the time here) while this thread maps the embeddings and the source's head. Throws naming
-/// the file at fault; of several faults, the first in the order of the checks.
+/// Reads both models: the two vocabularies on threads of their own, the two embeddings at
+/// once, then the source's head. Throws naming the file at fault; of several faults, the
+/// first in the order of the checks.
 inline loaded_models read_models(const transfer_arguments& args) {
   io::model_folder source(args.source), helper(args.helper);
   const detail::vocabulary_reads vocabularies = detail::start_reading_vocabularies(args);
   const detail::tensor_names names =
       vocabularies.while_reading([&] { return detail::find_tensor_names(args, source, helper); });
   std::future<vocabulary_overlap> intersection = detail::start_intersection(vocabularies, source, helper, names);
-  // Mapped, not read: synthesise screens them, on every core.
-  embedding_matrix source_embedding =
-      vocabularies.while_reading([&] { return embedding_matrix::read(source, names.source); });
-  embedding_matrix helper_embedding =
-      vocabularies.while_reading([&] { return embedding_matrix::read(helper, names.helper); });
+  // Both at once: mapping fills the page tables of hundreds of MB each (finite_inputs.hpp
+  // screens them later, on every core).
+  auto [source_embedding, helper_embedding] = vocabularies.while_reading([&] {
+    auto mapping_helper = std::async(std::launch::async, [&] { return embedding_matrix::read(helper, names.helper); });
+    embedding_matrix mapped_source = embedding_matrix::read(source, names.source);
+    return std::pair(std::move(mapped_source), mapping_helper.get());
+  });
   std::optional<embedding_matrix> head = vocabularies.while_reading([&]() -> std::optional<embedding_matrix> {
     if (names.head) return embedding_matrix::read(source, *names.head);
     return std::nullopt;
