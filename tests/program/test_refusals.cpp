@@ -246,6 +246,22 @@ TEST_CASE("refused: NaN in the source embedding, infinity in the helper embeddin
   }
 }
 
+TEST_CASE("refused: NaN or infinity with a baseline method, which reads no helper row and screens nothing") {
+  SUBCASE("NaN in a source row (overlap-random)") {
+    const workspace ws = gpt2_workspace();
+    const fs::path file = ws.pair.source.folder / "model.safetensors";
+    poke(file, ws.pair.source.embedding_name, id_of(ws.pair.source, "Ġthe"), 2, std::nanf(""));
+    expect_refusal(ws, file, {"NaN or infinite"}, {"--method", "overlap-random"});
+  }
+  SUBCASE("infinity in a helper row (random)") {
+    const workspace ws = llama_workspace();
+    const fs::path file = ws.pair.helper.folder / "model.safetensors";
+    poke(file, ws.pair.helper.embedding_name, id_of(ws.pair.helper, "▁und"), 1, INFINITY);
+    expect_refusal(ws, file, {"NaN or infinite", "row " + std::to_string(id_of(ws.pair.helper, "▁und"))},
+                   {"--method", "random"});
+  }
+}
+
 TEST_CASE("an existing output is refused without --force and left untouched") {
   const workspace ws = gpt2_workspace();
   fs::create_directories(ws.output);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <clp/version.hpp>
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -158,4 +160,12 @@ TEST_CASE("--output with a trailing slash writes the folder of that name") {
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_status == 0);
   check_output_files(ws.pair, ws.output);
+}
+
+TEST_CASE("--version prints the version of include/clp/version.hpp on stdout") {
+  const program_result result = run_program({"--version"});
+  CHECK(result.exit_status == 0);
+  CHECK(result.err.empty());
+  CHECK(result.out == "clp-transfer " + std::to_string(CLP_VERSION_MAJOR) + "." + std::to_string(CLP_VERSION_MINOR) +
+                          "." + std::to_string(CLP_VERSION_PATCH) + "\n");
 }
