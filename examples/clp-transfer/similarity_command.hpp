@@ -59,10 +59,15 @@ inline void run_similarity(const similarity_arguments& args) {
   const embedding_matrix eb = embedding_matrix::read(b, io::find_input_embedding(args.b, b.tensor_names()));
   // Rows past the vocabulary are padding, not tokens.
   const Index rows = va.size;
-  for (const embedding_matrix* e : {&ea, &eb})
+  for (const embedding_matrix* e : {&ea, &eb}) {
     if (e->rows() < rows)
       throw std::runtime_error(e->description() + ": " + std::to_string(e->rows()) + " rows for " +
                                std::to_string(rows) + " token ids");
+    // knn_overlap screens the token rows; a NaN in padding still means a broken checkpoint.
+    std::vector<Index> padding;
+    for (Index r = rows; r < e->rows(); ++r) padding.push_back(r);
+    e->require_finite(padding, args.threads);
+  }
   if (args.sample < 0 || args.sample > rows)
     throw std::runtime_error("--sample must be between 1 and the " + std::to_string(rows) + " tokens");
 
