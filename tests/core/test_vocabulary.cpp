@@ -958,8 +958,8 @@ TEST_CASE("respelled vocabularies: Qwen3 as SentencePiece meets itself by bytes,
 TEST_CASE("intersect_vocabularies: shared ids are found among sparse ids too, the first clash named") {
   const std::vector<std::pair<std::string, std::int64_t>> sparse{
       {"a", 5000000000}, {"b", 7}, {"c", 9000000000}, {"d", 7}, {"e", 5000000000}};
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(sparse, sparse); }),
-                 "source tokens 'b' and 'd' share id 7"));
+  CHECK(
+      contains(error_of([&] { clp::intersect_vocabularies(sparse, sparse); }), "source tokens 'b' and 'd' share id 7"));
   const std::vector<std::pair<std::string, int>> dense{{"a", 1}, {"b", 0}, {"c", 1}, {"d", 0}};
   CHECK(contains(error_of([&] { clp::intersect_vocabularies(dense, dense); }), "source tokens 'a' and 'c' share id 1"));
 }
