@@ -231,7 +231,7 @@ TEST_CASE("BERT masked-LM: the decoder is a tied copy, cls.predictions.bias a tr
   }
 }
 
-TEST_CASE("T5: encoder/decoder embed_tokens are tied copies of shared.weight; the untied lm_head is transferred") {
+TEST_CASE("T5: encoder/decoder embed_tokens are tied copies of shared.weight, the untied lm_head is transferred") {
   const equal_set bytes({"encoder.embed_tokens.weight", "decoder.embed_tokens.weight"});
   vocabulary_tensor_options options;
   options.head = "lm_head.weight";
@@ -254,7 +254,7 @@ TEST_CASE("T5: encoder/decoder embed_tokens are tied copies of shared.weight; th
   }
 }
 
-TEST_CASE("BART: final_logits_bias [1, vocab] is a transferred bias along axis 1; tied copies and tied head") {
+TEST_CASE("BART: final_logits_bias [1, vocab] is a transferred bias along axis 1, tied copies and tied head") {
   const equal_set bytes({"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"});
   vocabulary_tensor_options options;
   options.head = "lm_head.weight";
@@ -280,7 +280,7 @@ TEST_CASE("Gemma-3 multimodal: only the language model's embedding is vocabulary
   CHECK(plan.tensors[0].role == vocabulary_role::embedding);
 }
 
-TEST_CASE("any other vocabulary-sized tensor is warned about; --transfer-tensor transfers it") {
+TEST_CASE("any other vocabulary-sized tensor is warned about: --transfer-tensor transfers it") {
   auto tensors = llama_tensors();
   tensors.push_back({"model.token_frequency", {32000}, "I64"});
   tensors.push_back({"model.vocab_adapter.weight", {32000, 16}, "BF16"});
@@ -456,7 +456,7 @@ TEST_CASE("flat configs: as io::target_config did (vocab_size replaced, special 
   CHECK(out.token_ids.empty());
 }
 
-TEST_CASE("BART: decoder_start from the helper; forced_bos/forced_eos carried over by their token") {
+TEST_CASE("BART: decoder_start from the helper, forced_bos/forced_eos carried over by their token") {
   const json source = {{"d_model", 768},           {"decoder_start_token_id", 2}, {"forced_bos_token_id", 0},
                        {"forced_eos_token_id", 2}, {"pad_token_id", 1},           {"vocab_size", 50265}};
   const json helper = {{"pad_token_id", 3}, {"decoder_start_token_id", 1}};
@@ -477,7 +477,7 @@ TEST_CASE("BART: decoder_start from the helper; forced_bos/forced_eos carried ov
   CHECK(out.token_ids[1].target_id == 1);
 }
 
-TEST_CASE("Gemma-3: vocab_size and special ids written in text_config; image token ids by token, else dropped") {
+TEST_CASE("Gemma-3: vocab_size and special ids written in text_config, image token ids by token, else dropped") {
   const json helper = {{"bos_token_id", 2}, {"eos_token_id", 1}, {"pad_token_id", 0}, {"hidden_size", 640}};
   const std::unordered_map<std::string, std::int64_t> target_tokens = {
       {"<pad>", 0}, {"<eos>", 1}, {"<bos>", 2}, {"<start_of_image>", 4}, {"<end_of_image>", 5}};
@@ -505,7 +505,7 @@ TEST_CASE("Gemma-3: vocab_size and special ids written in text_config; image tok
   CHECK(out.token_ids[2].target_id == std::nullopt);
 }
 
-TEST_CASE("Llava: vocab_size at the top and in text_config; a pad id only at the top is replaced there") {
+TEST_CASE("Llava: vocab_size at the top and in text_config, a pad id only at the top is replaced there") {
   const json helper = {{"pad_token_id", 7}, {"bos_token_id", 1}};
   const std::unordered_map<std::string, std::int64_t> source_tokens = {{"<image>", 32000}, {"<pad>", 32001}};
   const std::unordered_map<std::string, std::int64_t> target_tokens = {{"<image>", 900}, {"<pad>", 7}};
@@ -522,7 +522,7 @@ TEST_CASE("Llava: vocab_size at the top and in text_config; a pad id only at the
   CHECK(out.config["vision_feature_layer"] == -2);
 }
 
-TEST_CASE("token-id lists keep the ids whose token exists; negative placeholders are kept") {
+TEST_CASE("token-id lists keep the ids whose token exists: negative placeholders are kept") {
   const json source = json::parse(R"({"hidden_size": 8, "vocab_size": 10, "image_token_index": -200,
                                       "suppress_token_ids": [3, 4, -1], "video_token_id": 9})");
   const std::unordered_map<std::string, std::int64_t> source_tokens = {{"a", 3}, {"b", 4}};
