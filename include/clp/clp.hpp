@@ -12,6 +12,7 @@
 #include <clp/matrix_view.hpp>
 #include <clp/random_init.hpp>
 #include <clp/synthesize.hpp>
+#include <clp/token_bytes.hpp>
 #include <clp/transfer.hpp>
 #include <clp/version.hpp>
 #include <clp/vocabulary.hpp>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // clp/vocabulary.hpp: intersect_vocabularies on hand-made vocabularies of every accepted shape,
-// its errors, the normaliser, the Table 1 statistics, and the real GPT-2 vocabulary.
+// its errors, the normaliser, the Table 1 statistics, the real GPT-2 vocabulary, and matching by
+// bytes: its rules, real tokenizers of several families against tests/data/count_overlaps.py
+// (an independent Python oracle), and vocabularies respelled in another family's spelling.
 
 #include "fixtures.hpp"
 
@@ -8,9 +10,13 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -475,4 +481,485 @@ TEST_CASE("GPT-2 vocabulary: a shuffled subset plus 500 invented tokens") {
   CHECK(o.share_of_target() == doctest::Approx(20000.0 / 20500.0));
   CHECK(o.share_of_source() == doctest::Approx(20000.0 / 50257.0));
   check_pairs_match(o, tokens, shuffled);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching by bytes: the rules, on hand-made vocabularies.
+
+namespace {
+
+using clp::token_match;
+using clp::token_spelling;
+
+const std::string sp = "\xE2\x96\x81";  // SentencePiece's '▁'
+const std::string g = "\xC4\xA0";       // byte-level 'Ġ'
+
+clp::intersect_options by_bytes(token_spelling source, token_spelling target) {
+  clp::intersect_options options;
+  options.match = token_match::bytes;
+  options.source_spelling = source;
+  options.target_spelling = target;
+  return options;
+}
+
+std::vector<bool> flags(std::initializer_list<int> values) {
+  std::vector<bool> out;
+  for (int v : values) out.push_back(v != 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("intersect_vocabularies by bytes: exact strings first, then the lowest id with the same bytes") {
+  // SentencePiece source: a space is both "<0x20>" (id 0) and "▁" (id 1).
+  const std::vector<std::pair<std::string, int>> source{{"<0x20>", 0},   {sp, 1},       {"the", 2},
+                                                        {sp + "the", 3}, {"<0x61>", 4}, {"a", 5}};
+  // Byte-level target.
+  const std::vector<std::pair<std::string, int>> target{{g, 0}, {"the", 1}, {g + "the", 2}, {"x", 3}, {"a", 4}};
+  const auto o =
+      clp::intersect_vocabularies(source, target, by_bytes(token_spelling::sentencepiece, token_spelling::byte_level));
+  CHECK(o.target_ids == std::vector<clp::Index>{0, 1, 2, 4});
+  // "Ġ" (a space): no source token is spelled "Ġ"; of the two that are a space, the lowest id.
+  // "a": "<0x61>" (id 4) is also the byte 'a', but the exact string "a" (id 5) wins.
+  CHECK(o.source_ids == std::vector<clp::Index>{0, 2, 3, 5});
+  CHECK(o.exact_match == flags({0, 1, 0, 1}));
+  CHECK(o.exact_matches == 2);
+  CHECK(o.byte_matches == 2);
+  CHECK(o.shared_strings == 2);
+  CHECK(o.missing_ids == std::vector<clp::Index>{3});
+
+  // By string, the same vocabularies share "the" and "a" only.
+  const auto exact = clp::intersect_vocabularies(source, target);
+  CHECK(exact.target_ids == std::vector<clp::Index>{1, 4});
+  CHECK(exact.source_ids == std::vector<clp::Index>{2, 5});
+  CHECK(exact.exact_matches == 2);
+  CHECK(exact.byte_matches == 0);
+  CHECK(exact.shared_strings == 2);
+  CHECK(exact.exact_match == flags({1, 1}));
+}
+
+TEST_CASE("intersect_vocabularies by bytes: a string that stands for other bytes takes the row with its bytes") {
+  // Byte-level "¡" is the single byte 0xA1; SentencePiece "¡" is the character U+00A1 (C2 A1).
+  const std::string inverted_exclamation = "\xC2\xA1";
+  const std::vector<std::pair<std::string, int>> source{{inverted_exclamation, 2}, {"<0xA1>", 5}};
+  const std::vector<std::pair<std::string, int>> target{{inverted_exclamation, 0}};
+  const auto options = by_bytes(token_spelling::sentencepiece, token_spelling::byte_level);
+  const auto o = clp::intersect_vocabularies(source, target, options);
+  CHECK(o.source_ids == std::vector<clp::Index>{5});  // the byte, not the lower-id character
+  CHECK(o.exact_match == flags({0}));
+  CHECK(o.shared_strings == 1);
+  CHECK(o.exact_matches == 0);
+  CHECK(o.byte_matches == 1);
+  // With no source token for the byte, the string match stands (matching by bytes never
+  // matches fewer target tokens than matching by string).
+  const std::vector<std::pair<std::string, int>> no_byte{{inverted_exclamation, 2}};
+  const auto fallback = clp::intersect_vocabularies(no_byte, target, options);
+  CHECK(fallback.source_ids == std::vector<clp::Index>{2});
+  CHECK(fallback.exact_match == flags({1}));
+  CHECK(fallback.exact_matches == 1);
+}
+
+TEST_CASE("intersect_vocabularies by bytes: every target token once, several may share a source row") {
+  const std::vector<std::string> source{"x", g};                       // byte-level: id 1 is a space
+  const std::vector<std::string> target{sp, "<0x20>", "y", "<0x78>"};  // SentencePiece
+  const auto o =
+      clp::intersect_vocabularies(source, target, by_bytes(token_spelling::byte_level, token_spelling::sentencepiece));
+  CHECK(o.target_ids == std::vector<clp::Index>{0, 1, 3});
+  CHECK(o.source_ids == std::vector<clp::Index>{1, 1, 0});
+  CHECK(o.missing_ids == std::vector<clp::Index>{2});
+  CHECK(o.byte_matches == 3);
+  CHECK(o.target_rows() == 4);
+}
+
+TEST_CASE("intersect_vocabularies by bytes: the word '▁house', 'Ġhouse', 'house' in three families") {
+  const std::vector<std::string> sentencepiece{sp + "house", "house", sp + "s"};
+  const std::vector<std::string> byte_level{"s", g + "house", "house"};
+  const std::vector<std::string> wordpiece{"##house", "house", "##s"};
+  const auto sp_bl = clp::intersect_vocabularies(sentencepiece, byte_level,
+                                                 by_bytes(token_spelling::sentencepiece, token_spelling::byte_level));
+  CHECK(sp_bl.target_ids == std::vector<clp::Index>{1, 2});
+  CHECK(sp_bl.source_ids == std::vector<clp::Index>{0, 1});
+  CHECK(sp_bl.exact_match == flags({0, 1}));
+  const auto wp_bl = clp::intersect_vocabularies(wordpiece, byte_level,
+                                                 by_bytes(token_spelling::wordpiece, token_spelling::byte_level));
+  // "house" is " house" in WordPiece: it meets "Ġhouse", not the byte-level "house"; "##house"
+  // meets that one; "##s" meets "s".
+  CHECK(wp_bl.target_ids == std::vector<clp::Index>{0, 1, 2});
+  CHECK(wp_bl.source_ids == std::vector<clp::Index>{2, 1, 0});
+  CHECK(wp_bl.exact_match == flags({0, 0, 0}));
+  CHECK(wp_bl.shared_strings == 1);  // "house" is in both, standing for different bytes
+}
+
+TEST_CASE("intersect_vocabularies: the spellings are read only when matching by bytes") {
+  const std::vector<std::string> source{sp + "a", "b"};
+  const std::vector<std::string> target{g + "a", "b"};
+  clp::intersect_options options;
+  options.source_spelling = token_spelling::sentencepiece;
+  options.target_spelling = token_spelling::byte_level;
+  const auto o = clp::intersect_vocabularies(source, target, options);  // match = exact, the default
+  CHECK(o.target_ids == std::vector<clp::Index>{1});
+  CHECK(o.source_ids == std::vector<clp::Index>{1});
+}
+
+TEST_CASE("intersect_vocabularies by bytes: the normaliser maps the bytes") {
+  const std::vector<std::string> source{g + "The", "cat"};
+  const std::vector<std::string> target{sp + "the", "Cat", "cat"};
+  auto options = by_bytes(token_spelling::byte_level, token_spelling::sentencepiece);
+  options.normalize = [](std::string_view bytes) {
+    std::string lower(bytes);
+    for (char& c : lower)
+      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    return lower;
+  };
+  const auto o = clp::intersect_vocabularies(source, target, options);
+  CHECK(o.target_ids == std::vector<clp::Index>{0, 1, 2});
+  CHECK(o.source_ids == std::vector<clp::Index>{0, 1, 1});
+  CHECK(o.exact_match == flags({0, 0, 1}));
+}
+
+TEST_CASE("intersect_vocabularies with a normaliser: the exact string wins over a lower id with the same key") {
+  const std::vector<std::string> source{"The", "the"};
+  const std::vector<std::string> target{"the", "THE"};
+  clp::intersect_options options;
+  options.normalize = [](std::string_view token) {
+    std::string lower(token);
+    for (char& c : lower)
+      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    return lower;
+  };
+  const auto o = clp::intersect_vocabularies(source, target, options);
+  CHECK(o.source_ids == std::vector<clp::Index>{1, 0});
+  CHECK(o.exact_match == flags({1, 0}));
+}
+
+TEST_CASE("intersect_vocabularies: an empty overlap may be a result, for counting") {
+  const std::vector<std::string> some{"a", "b"};
+  const std::vector<std::pair<std::string, int>> other{{"x", 0}, {"y", 3}};
+  CHECK_THROWS_AS(clp::intersect_vocabularies(some, other), clp::error);
+  CHECK(contains(error_of([&] {
+                   clp::intersect_vocabularies(some, other,
+                                               by_bytes(token_spelling::plain, token_spelling::byte_level));
+                 }),
+                 "share no token, by string or by bytes (2 source, 2 target tokens)"));
+  clp::intersect_options options;
+  options.allow_empty_overlap = true;
+  const auto none = clp::intersect_vocabularies(some, other, options);
+  CHECK(none.size() == 0);
+  CHECK(none.missing_ids == std::vector<clp::Index>{0, 1, 2, 3});
+  CHECK(none.exact_matches == 0);
+  CHECK(none.byte_matches == 0);
+  CHECK(none.shared_strings == 0);
+  CHECK(none.share_of_source() == 0.0);
+  options.target_rows = 6;
+  CHECK(clp::intersect_vocabularies(some, other, options).missing_ids.size() == 6);
+  // The other errors still are errors.
+  const std::vector<std::string> empty;
+  CHECK_THROWS_AS(clp::intersect_vocabularies(empty, other, options), clp::error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real tokenizers. tests/data/qwen3 ships (Apache-2.0); the others are fetched by
+// tests/data/fetch_tokenizers.sh into tests/data/fetched/ and their tests skip without them.
+// The expected counts are tests/data/count_overlaps.py's, run on the same files (see the README).
+
+namespace {
+
+using vocabulary = std::vector<std::pair<std::string, clp::Index>>;
+
+/// model.vocab plus the added_tokens that are not in it, as (token, id) pairs.
+vocabulary read_tokenizer_json(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  REQUIRE(file.good());
+  const nlohmann::json document = nlohmann::json::parse(file);
+  vocabulary entries;
+  std::unordered_set<std::string> seen;
+  for (const auto& [token, id] : document.at("model").at("vocab").items()) {
+    entries.emplace_back(token, id.get<clp::Index>());
+    seen.insert(token);
+  }
+  for (const auto& added : document.at("added_tokens")) {
+    const std::string token = added.at("content").get<std::string>();
+    if (seen.insert(token).second) entries.emplace_back(token, added.at("id").get<clp::Index>());
+  }
+  return entries;
+}
+
+/// A tokenizer by name: shipped in tests/data/<name>/, or fetched into tests/data/fetched/<name>/.
+/// Read once; nullptr when it is not there.
+const vocabulary* tokenizer(const std::string& name) {
+  static std::map<std::string, vocabulary> cache;
+  if (auto hit = cache.find(name); hit != cache.end()) return &hit->second;
+  for (const std::string& folder :
+       {std::string(CLP_TEST_DATA_DIR "/") + name, std::string(CLP_TEST_DATA_DIR "/fetched/") + name})
+    if (std::filesystem::exists(folder + "/tokenizer.json"))
+      return &cache.emplace(name, read_tokenizer_json(folder + "/tokenizer.json")).first->second;
+  return nullptr;
+}
+
+vocabulary gpt2_vocabulary() {
+  vocabulary entries;
+  const auto& tokens = gpt2_tokens();
+  for (std::size_t id = 0; id < tokens.size(); ++id) entries.emplace_back(tokens[id], clp::Index(id));
+  return entries;
+}
+
+/// One line of count_overlaps.py's output.
+struct oracle_counts {
+  clp::Index shared_strings, size, exact_matches, byte_matches;
+  std::uint64_t pair_checksum;
+  std::vector<std::pair<clp::Index, clp::Index>> first_byte_pairs;
+};
+
+void check_against(const clp::vocabulary_overlap& o, const oracle_counts& want) {
+  CHECK(o.shared_strings == want.shared_strings);
+  CHECK(o.size() == want.size);
+  CHECK(o.exact_matches == want.exact_matches);
+  CHECK(o.byte_matches == want.byte_matches);
+  std::uint64_t checksum = 0;  // wraps modulo 2^64, like the oracle's
+  std::vector<std::pair<clp::Index, clp::Index>> first;
+  std::size_t exact = 0;
+  for (std::size_t i = 0; i < o.target_ids.size(); ++i) {
+    checksum += std::uint64_t(o.target_ids[i] + 1) * std::uint64_t(o.source_ids[i] + 1);
+    exact += o.exact_match[i];
+    if (!o.exact_match[i] && first.size() < 3) first.emplace_back(o.target_ids[i], o.source_ids[i]);
+  }
+  CHECK(checksum == want.pair_checksum);
+  CHECK(first == want.first_byte_pairs);
+  CHECK(exact == std::size_t(want.exact_matches));
+}
+
+/// Intersects by bytes and by string, checking both against the oracle (exact: shared_strings).
+void check_pair(const vocabulary& source, token_spelling source_spelling, const vocabulary& target,
+                token_spelling target_spelling, const oracle_counts& want) {
+  check_against(clp::intersect_vocabularies(source, target, by_bytes(source_spelling, target_spelling)), want);
+  const auto exact = clp::intersect_vocabularies(source, target);
+  CHECK(exact.size() == want.shared_strings);
+  CHECK(exact.exact_matches == want.shared_strings);
+}
+
+#define CLP_NEED_TOKENIZER(variable, name)                                                           \
+  const vocabulary* variable = tokenizer(name);                                                      \
+  if (!variable) {                                                                                   \
+    MESSAGE("skipped: tests/data/fetched/" name " is absent (bash tests/data/fetch_tokenizers.sh)"); \
+    return;                                                                                          \
+  }
+
+}  // namespace
+
+TEST_CASE("real tokenizers: GPT-2 and Qwen3 (shipped, both byte-level): by bytes = by string") {
+  const vocabulary* qwen3 = tokenizer("qwen3");
+  REQUIRE(qwen3);
+  CHECK(qwen3->size() == 151669);
+  const vocabulary gpt2 = gpt2_vocabulary();
+  const oracle_counts want{42257, 42257, 42257, 0, 50058004348886ull, {}};
+  check_pair(gpt2, token_spelling::byte_level, *qwen3, token_spelling::byte_level, want);
+  check_pair(*qwen3, token_spelling::byte_level, gpt2, token_spelling::byte_level, want);
+}
+
+TEST_CASE("real tokenizers: Llama 2 (SentencePiece) -> Llama 3 (byte-level)") {
+  CLP_NEED_TOKENIZER(llama2, "llama2")
+  CLP_NEED_TOKENIZER(llama3, "llama3")
+  check_pair(*llama2, token_spelling::sentencepiece, *llama3, token_spelling::byte_level,
+             {10606, 29110, 10472, 18638, 18281308139723ull, {{94, 164}, {95, 165}, {96, 166}}});
+  check_pair(*llama3, token_spelling::byte_level, *llama2, token_spelling::sentencepiece,
+             {10606, 29256, 10493, 18763, 18281646887683ull, {{3, 188}, {4, 189}, {5, 190}}});
+}
+
+TEST_CASE("real tokenizers: Gemma 3 (SentencePiece) -> Llama 3 (byte-level)") {
+  CLP_NEED_TOKENIZER(gemma3, "gemma3")
+  CLP_NEED_TOKENIZER(llama3, "llama3")
+  check_pair(*gemma3, token_spelling::sentencepiece, *llama3, token_spelling::byte_level,
+             {25036, 86435, 24877, 61558, 515950106379648ull, {{94, 399}, {95, 400}, {96, 401}}});
+}
+
+TEST_CASE("real tokenizers: Llama 3 -> Qwen3, GPT-4o -> Llama 3, DeepSeek-V3 -> Qwen3 (byte-level)") {
+  CLP_NEED_TOKENIZER(llama3, "llama3")
+  const vocabulary* qwen3 = tokenizer("qwen3");
+  REQUIRE(qwen3);
+  check_pair(*llama3, token_spelling::byte_level, *qwen3, token_spelling::byte_level,
+             {109566, 109566, 109566, 0, 475020352948292ull, {}});
+  CLP_NEED_TOKENIZER(gpt4o, "gpt4o")
+  check_pair(*gpt4o, token_spelling::byte_level, *llama3, token_spelling::byte_level,
+             {103245, 103245, 103245, 0, 561489786274165ull, {}});
+  CLP_NEED_TOKENIZER(deepseek_v3, "deepseek_v3")
+  check_pair(*deepseek_v3, token_spelling::byte_level, *qwen3, token_spelling::byte_level,
+             {84030, 84030, 84030, 0, 318228387828419ull, {}});
+}
+
+TEST_CASE("real tokenizers: Llama 2 -> Gemma 3 (both SentencePiece), Gemma 3 and Llama 2 -> Qwen3") {
+  CLP_NEED_TOKENIZER(llama2, "llama2")
+  CLP_NEED_TOKENIZER(gemma3, "gemma3")
+  const vocabulary* qwen3 = tokenizer("qwen3");
+  REQUIRE(qwen3);
+  // Gemma 3 holds "\n" as a character (id 107); Llama 2 only as "<0x0A>" (id 13).
+  check_pair(*llama2, token_spelling::sentencepiece, *gemma3, token_spelling::sentencepiece,
+             {31312, 31314, 31312, 2, 36782380005969ull, {{107, 13}, {255968, 12}}});
+  check_pair(*gemma3, token_spelling::sentencepiece, *qwen3, token_spelling::byte_level,
+             {24520, 95970, 24361, 71609, 857579556513345ull, {{94, 399}, {95, 400}, {96, 401}}});
+  check_pair(*llama2, token_spelling::sentencepiece, *qwen3, token_spelling::byte_level,
+             {10566, 29237, 10432, 18805, 19817723310515ull, {{94, 164}, {95, 165}, {96, 166}}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// A vocabulary respelled in another family's spelling, by a writer of each spelling written
+// here: matched by bytes, every token it can spell meets itself, id for id.
+
+namespace {
+
+/// Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (c < 0x80)
+      n = 1, cp = c;
+    else if (c >= 0xC2 && c <= 0xDF)
+      n = 2, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 3, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 4, cp = c & 0x07;
+    else
+      return false;
+    if (i + n > s.size()) return false;
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+/// GPT-2's byte-level string -> bytes, from the alphabet's two lists (not clp's table).
+std::string byte_level_to_bytes(const std::string& token) {
+  static const std::unordered_map<std::uint32_t, char> byte_of = [] {
+    std::unordered_map<std::uint32_t, char> m;
+    std::uint32_t shifted = 0;
+    for (std::uint32_t b = 0; b < 256; ++b) {
+      const bool self = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      m[self ? b : 0x100 + shifted++] = char(b);
+    }
+    return m;
+  }();
+  std::string bytes;
+  for (std::size_t i = 0; i < token.size();) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    const std::uint32_t cp = c < 0x80 ? c : ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(token[i + 1]) & 0x3Fu);
+    i += c < 0x80 ? 1 : 2;
+    bytes += byte_of.at(cp);
+  }
+  return bytes;
+}
+
+/// bytes -> SentencePiece, or "" when SentencePiece cannot spell them: a single byte outside
+/// printable ASCII is "<0xNN>"; otherwise valid UTF-8 with ' ' written '▁', unless the bytes
+/// hold a '▁' of their own or would read as a byte piece.
+std::string spell_sentencepiece(const std::string& bytes) {
+  if (bytes.size() == 1 &&
+      (static_cast<unsigned char>(bytes[0]) < 0x21 || static_cast<unsigned char>(bytes[0]) > 0x7E)) {
+    if (bytes[0] == ' ') return sp;
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", static_cast<unsigned char>(bytes[0]));
+    return piece;
+  }
+  if (!valid_utf8(bytes) || bytes.find(sp) != std::string::npos) return "";
+  if (bytes.size() == 6 && bytes.compare(0, 3, "<0x") == 0 && bytes[5] == '>') return "";
+  std::string out;
+  for (char c : bytes) out += c == ' ' ? sp : std::string(1, c);
+  return out;
+}
+
+/// bytes -> WordPiece, or "" when WordPiece cannot spell them: " word" is "word", "piece"
+/// without a space is "##piece"; spaces elsewhere, and a word that would read as "##...", cannot.
+std::string spell_wordpiece(const std::string& bytes) {
+  if (!valid_utf8(bytes) || bytes.empty()) return "";
+  if (bytes[0] == ' ') {
+    const std::string word = bytes.substr(1);
+    if (word.empty() || word.find(' ') != std::string::npos || word.compare(0, 2, "##") == 0) return "";
+    return word;
+  }
+  if (bytes.find(' ') != std::string::npos) return "";
+  return "##" + bytes;
+}
+
+/// Respells a byte-level vocabulary; the tokens the spelling cannot write are left out.
+vocabulary respell(const vocabulary& byte_level, token_spelling spelling) {
+  vocabulary out;
+  for (const auto& [token, id] : byte_level) {
+    const std::string bytes = byte_level_to_bytes(token);
+    std::string spelled =
+        spelling == token_spelling::sentencepiece ? spell_sentencepiece(bytes) : spell_wordpiece(bytes);
+    if (!spelled.empty()) out.emplace_back(std::move(spelled), id);
+  }
+  return out;
+}
+
+/// The respelled vocabulary as source, the byte-level one as target, and the other way round:
+/// every respelled token meets its own id; a target token that could not be respelled meets a
+/// source token only by its string (counted here by a plain lookup).
+void check_respelled(const vocabulary& original, token_spelling spelling, std::size_t expected_spelled) {
+  const vocabulary spelled = respell(original, spelling);
+  CHECK(spelled.size() == expected_spelled);
+  std::unordered_map<std::string, clp::Index> spelled_id;
+  std::unordered_set<clp::Index> spelled_ids;
+  for (const auto& [token, id] : spelled) {
+    spelled_id.emplace(token, id);
+    spelled_ids.insert(id);
+  }
+  std::vector<clp::Index> want_target, want_source;
+  std::vector<bool> want_exact;
+  std::map<clp::Index, std::string> token_of;
+  for (const auto& [token, id] : original) token_of[id] = token;
+  for (const auto& [id, token] : token_of) {
+    const auto same = spelled_id.find(token);
+    if (spelled_ids.count(id)) {
+      want_target.push_back(id);
+      want_source.push_back(id);
+      want_exact.push_back(same != spelled_id.end() && same->second == id);
+    } else if (same != spelled_id.end()) {
+      want_target.push_back(id);
+      want_source.push_back(same->second);
+      want_exact.push_back(true);
+    }
+  }
+  const auto o = clp::intersect_vocabularies(spelled, original, by_bytes(spelling, token_spelling::byte_level));
+  CHECK(o.target_ids == want_target);
+  CHECK(o.source_ids == want_source);
+  CHECK(o.exact_match == want_exact);
+
+  // The other way: every respelled token finds its own id in the full byte-level vocabulary.
+  const auto back = clp::intersect_vocabularies(original, spelled, by_bytes(token_spelling::byte_level, spelling));
+  CHECK(back.size() == clp::Index(spelled.size()));
+  CHECK(back.target_ids == back.source_ids);
+}
+
+}  // namespace
+
+TEST_CASE("respelled vocabularies: GPT-2 as SentencePiece and as WordPiece meets itself by bytes, id for id") {
+  const vocabulary gpt2 = gpt2_vocabulary();
+  // Left out: tokens longer than one byte that are not UTF-8 (parts of characters), and for
+  // WordPiece the tokens with a space other than one leading space. The counts are Python's
+  // (bytes.decode('utf-8') and str tests on count_overlaps.py's byte-level decoding).
+  check_respelled(gpt2, token_spelling::sentencepiece, 50041);
+  check_respelled(gpt2, token_spelling::wordpiece, 49906);
+}
+
+TEST_CASE("respelled vocabularies: Qwen3 as SentencePiece meets itself by bytes, id for id") {
+  const vocabulary* qwen3 = tokenizer("qwen3");
+  REQUIRE(qwen3);
+  check_respelled(*qwen3, token_spelling::sentencepiece, 150349);
+}
+
+TEST_CASE("intersect_vocabularies: shared ids are found among sparse ids too, the first clash named") {
+  const std::vector<std::pair<std::string, std::int64_t>> sparse{
+      {"a", 5000000000}, {"b", 7}, {"c", 9000000000}, {"d", 7}, {"e", 5000000000}};
+  CHECK(
+      contains(error_of([&] { clp::intersect_vocabularies(sparse, sparse); }), "source tokens 'b' and 'd' share id 7"));
+  const std::vector<std::pair<std::string, int>> dense{{"a", 1}, {"b", 0}, {"c", 1}, {"d", 0}};
+  CHECK(contains(error_of([&] { clp::intersect_vocabularies(dense, dense); }), "source tokens 'a' and 'c' share id 1"));
 }

@@ -1,0 +1,249 @@
+// tokenizer_spelling.hpp: a tokenizer's spelling read from its own declarations, on real
+// tokenizers of six families and on small hand-written ones for each rule.
+#include "tokenizer_spelling.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "spelling/real_tokenizers.hpp"
+
+using namespace clp::program;
+using namespace spelling_test;
+
+namespace {
+
+/// The spelling of a tokenizer.json written from `text`.
+tokenizer_spelling spelling_of_text(const std::string& text) {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json", text);
+  return read_tokenizer_spelling(dir / "tokenizer.json");
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// The spelling of the real tokenizer `name`, read once per run (the files run to 33 MB), or
+/// nullopt when it is absent.
+std::optional<tokenizer_spelling> real_spelling(const std::string& name) {
+  static std::map<std::string, std::optional<tokenizer_spelling>> read;
+  const auto it = read.find(name);
+  if (it != read.end()) return it->second;
+  const auto folder = real_tokenizer(name);
+  return read[name] = folder ? std::optional(read_tokenizer_spelling(*folder)) : std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("spelling of real tokenizers: the families' published tokenizer.json files") {
+  // What each family is known to be: Llama 2 and Gemma 3 were converted from SentencePiece
+  // models with byte fallback; Llama 3, Qwen3, DeepSeek-V3 and GPT-4o are byte-level BPE.
+  struct expectation {
+    const char* name;
+    spelling_kind kind;
+    bool byte_fallback;
+  };
+  const std::vector<expectation> families = {
+      {"llama2", spelling_kind::sentencepiece, true},    {"gemma3", spelling_kind::sentencepiece, true},
+      {"llama3", spelling_kind::byte_level, false},      {"qwen3", spelling_kind::byte_level, false},
+      {"deepseek_v3", spelling_kind::byte_level, false}, {"gpt4o", spelling_kind::byte_level, false}};
+  for (const expectation& family : families) {
+    CAPTURE(family.name);
+    const auto read = real_spelling(family.name);
+    if (!read) {
+      MESSAGE("skipped: no " << std::string(family.name) << " tokenizer under tests/data (see real_tokenizers.hpp)");
+      continue;
+    }
+    const tokenizer_spelling& spelling = *read;
+    CAPTURE(spelling.evidence);
+    REQUIRE(spelling.kind.has_value());
+    CHECK(*spelling.kind == family.kind);
+    CHECK(spelling.byte_fallback == family.byte_fallback);
+    CHECK(spelling.continuing_prefix.empty());
+  }
+}
+
+TEST_CASE("spelling of real tokenizers: which declarations decided") {
+  if (const auto llama2 = real_spelling("llama2")) {
+    CHECK(llama2->evidence ==
+          "decoder Replace '\xe2\x96\x81'->' ' + normalizer Prepend '\xe2\x96\x81' + normalizer Replace "
+          "' '->'\xe2\x96\x81'; byte fallback: decoder ByteFallback + model byte_fallback");
+  }
+  if (const auto gemma3 = real_spelling("gemma3")) {
+    // Gemma 3 declares no Prepend (it adds no leading space) but still spells spaces "▁".
+    CHECK(gemma3->evidence ==
+          "decoder Replace '\xe2\x96\x81'->' ' + normalizer Replace ' '->'\xe2\x96\x81'; byte fallback: decoder "
+          "ByteFallback + model byte_fallback");
+  }
+  if (const auto llama3 = real_spelling("llama3")) {
+    CHECK(llama3->evidence == "decoder ByteLevel + pre_tokenizer ByteLevel");
+    // Read from the tokenizer.json itself, the same.
+    CHECK(read_tokenizer_spelling(*real_tokenizer("llama3") / "tokenizer.json").evidence == llama3->evidence);
+  }
+}
+
+TEST_CASE("spelling of the shipped GPT-2 style tokenizers") {
+  for (const char* name : {"en-large", "de-small"}) {
+    CAPTURE(name);
+    const tokenizer_spelling folder = read_tokenizer_spelling(example_models_dir / name);
+    REQUIRE(folder.kind.has_value());
+    CHECK(*folder.kind == spelling_kind::byte_level);
+    CHECK(folder.evidence == "decoder ByteLevel + pre_tokenizer ByteLevel");
+    CHECK_FALSE(folder.byte_fallback);
+    // Their vocab.json alone: tokenizer_config.json beside it names GPT2Tokenizer.
+    const tokenizer_spelling vocab = read_tokenizer_spelling(example_models_dir / name / "vocab.json");
+    REQUIRE(vocab.kind.has_value());
+    CHECK(*vocab.kind == spelling_kind::byte_level);
+    CHECK(vocab.evidence == "tokenizer_config.json tokenizer_class GPT2Tokenizer");
+  }
+  // OpenAI's own GPT-2 vocabulary file.
+  const tokenizer_spelling gpt2 = read_tokenizer_spelling(data_dir / "gpt2" / "encoder.json");
+  REQUIRE(gpt2.kind.has_value());
+  CHECK(*gpt2.kind == spelling_kind::byte_level);
+}
+
+TEST_CASE("a vocab.json declares nothing: its neighbours decide") {
+  temp_dir dir;
+  write_file(dir / "vocab.json", R"({"a": 0, "\u0120a": 1})");
+  tokenizer_spelling alone = read_tokenizer_spelling(dir.path);
+  CHECK_FALSE(alone.kind.has_value());
+  CHECK(contains(alone.evidence, "unknown: vocab.json declares no spelling"));
+
+  write_file(dir / "merges.txt", "#version: 0.2\n\xc4\xa0 a\n");
+  const tokenizer_spelling with_merges = read_tokenizer_spelling(dir / "vocab.json");
+  REQUIRE(with_merges.kind.has_value());
+  CHECK(*with_merges.kind == spelling_kind::byte_level);
+  CHECK(with_merges.evidence == "vocab.json beside merges.txt (GPT-2's byte-level BPE layout)");
+
+  // A named class overrides the layout: CLIP keeps vocab.json + merges.txt but ends words
+  // with "</w>", which no spelling covers.
+  write_file(dir / "tokenizer_config.json", R"({"tokenizer_class": "CLIPTokenizer"})");
+  const tokenizer_spelling clip = read_tokenizer_spelling(dir.path);
+  CHECK_FALSE(clip.kind.has_value());
+  CHECK(contains(clip.evidence, "CLIPTokenizer"));
+
+  write_file(dir / "tokenizer_config.json", R"({"tokenizer_class": "RobertaTokenizerFast"})");
+  const tokenizer_spelling roberta = read_tokenizer_spelling(dir.path);
+  REQUIRE(roberta.kind.has_value());
+  CHECK(*roberta.kind == spelling_kind::byte_level);
+  CHECK(roberta.evidence == "tokenizer_config.json tokenizer_class RobertaTokenizerFast");
+}
+
+TEST_CASE("a BERT-style WordPiece tokenizer.json") {
+  const std::string bert = R"({
+    "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                   "strip_accents": null, "lowercase": true},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+              "max_input_chars_per_word": 100,
+              "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "play": 4, "##ing": 5}}})";
+  const tokenizer_spelling spelling = spelling_of_text(bert);
+  REQUIRE(spelling.kind.has_value());
+  CHECK(*spelling.kind == spelling_kind::wordpiece);
+  CHECK(spelling.continuing_prefix == "##");
+  CHECK_FALSE(spelling.byte_fallback);
+  CHECK(spelling.evidence == "decoder WordPiece \"##\" + model WordPiece \"##\"");
+
+  // A model that declares another prefix, with no decoder: the model's prefix.
+  auto document = nlohmann::json::parse(bert);
+  document["model"]["continuing_subword_prefix"] = "@@";
+  document.erase("decoder");
+  const tokenizer_spelling other = spelling_from_declarations(document);
+  REQUIRE(other.kind.has_value());
+  CHECK(other.continuing_prefix == "@@");
+
+  // Model and decoder disagreeing: unknown.
+  document["decoder"] = {{"type", "WordPiece"}, {"prefix", "##"}};
+  const tokenizer_spelling disagreeing = spelling_from_declarations(document);
+  CHECK_FALSE(disagreeing.kind.has_value());
+  CHECK(contains(disagreeing.evidence, "differs"));
+}
+
+TEST_CASE("a Unigram tokenizer with Metaspace (T5, XLM-R) is SentencePiece without byte fallback") {
+  const tokenizer_spelling spelling = spelling_of_text(R"({
+    "normalizer": {"type": "Precompiled", "precompiled_charsmap": "AA=="},
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true},
+    "model": {"type": "Unigram", "unk_id": 2, "vocab": [["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0],
+                                                        ["\u2581the", -2.5]]}})");
+  REQUIRE(spelling.kind.has_value());
+  CHECK(*spelling.kind == spelling_kind::sentencepiece);
+  CHECK_FALSE(spelling.byte_fallback);
+  CHECK(spelling.evidence == "decoder Metaspace '\xe2\x96\x81' + pre_tokenizer Metaspace '\xe2\x96\x81'");
+}
+
+TEST_CASE("plain: a word-level or whitespace-split tokenizer") {
+  const tokenizer_spelling word_level = spelling_of_text(R"({
+    "pre_tokenizer": {"type": "WhitespaceSplit"},
+    "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "hello": 1}, "unk_token": "[UNK]"}})");
+  REQUIRE(word_level.kind.has_value());
+  CHECK(*word_level.kind == spelling_kind::plain);
+  CHECK(word_level.evidence == "pre_tokenizer WhitespaceSplit + model WordLevel");
+
+  const tokenizer_spelling bpe = spelling_of_text(R"({
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Digits"}]},
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})");
+  REQUIRE(bpe.kind.has_value());
+  CHECK(*bpe.kind == spelling_kind::plain);
+}
+
+TEST_CASE("a spelling that cannot be told is unknown, with the reason") {
+  SUBCASE("nothing declared") {
+    const tokenizer_spelling spelling = spelling_of_text(
+        R"({"normalizer": null, "pre_tokenizer": null, "decoder": null,
+            "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
+    CHECK_FALSE(spelling.kind.has_value());
+    CHECK(spelling.evidence == "unknown: declares no decoder, pre-tokenizer or model type that tells its spelling");
+  }
+  SUBCASE("two spellings declared") {
+    const tokenizer_spelling spelling = spelling_of_text(R"({
+      "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581"},
+      "decoder": {"type": "ByteLevel"},
+      "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
+    CHECK_FALSE(spelling.kind.has_value());
+    CHECK(contains(spelling.evidence,
+                   "contradicting declarations decoder ByteLevel (byte_level) and pre_tokenizer "
+                   "Metaspace"));
+  }
+  SUBCASE("CLIP's end-of-word suffix") {
+    const tokenizer_spelling spelling = spelling_of_text(R"({
+      "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "x"},
+                        "behavior": "Removed", "invert": true}, {"type": "ByteLevel", "add_prefix_space": false}]},
+      "decoder": {"type": "BPEDecoder", "suffix": "</w>"},
+      "model": {"type": "BPE", "end_of_word_suffix": "</w>", "vocab": {"a</w>": 0}, "merges": []}})");
+    CHECK_FALSE(spelling.kind.has_value());
+    CHECK(contains(spelling.evidence, "decoder BPEDecoder"));
+    CHECK(contains(spelling.evidence, "end_of_word_suffix \"</w>\""));
+  }
+  SUBCASE("a Metaspace with another mark") {
+    const tokenizer_spelling spelling =
+        spelling_of_text(R"({"decoder": {"type": "Metaspace", "replacement": "_"}, "model": {"vocab": {"a": 0}}})");
+    CHECK_FALSE(spelling.kind.has_value());
+    CHECK(contains(spelling.evidence, "replacement \"_\""));
+  }
+  SUBCASE("not an object") { CHECK_FALSE(spelling_from_declarations(nlohmann::json::array()).kind.has_value()); }
+}
+
+TEST_CASE("read_tokenizer_spelling: unreadable input names the file") {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json", "{\"model\": ");
+  const std::string broken = error_of([&] { read_tokenizer_spelling(dir / "tokenizer.json"); });
+  CHECK(broken.rfind((dir / "tokenizer.json").string() + ": not valid JSON", 0) == 0);
+  CHECK(contains(error_of([&] { read_tokenizer_spelling(dir / "absent.json"); }), "no such file or folder"));
+  temp_dir empty;
+  CHECK(contains(error_of([&] { read_tokenizer_spelling(empty.path); }), "no tokenizer.json or vocab.json"));
+}
+
+TEST_CASE("the declarations are read without the vocabulary") {
+  temp_dir dir;
+  write_file(dir / "tokenizer.json",
+             R"({"added_tokens": [{"id": 0, "content": "<s>"}], "decoder": {"type": "ByteLevel"},
+    "model": {"type": "BPE", "byte_fallback": false, "vocab": {"<s>": 0, "a": 1}, "merges": ["a a"]}})");
+  const nlohmann::json declarations = clp::program::detail::read_declarations(dir / "tokenizer.json");
+  CHECK(declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
+                                                 "model": {"type": "BPE", "byte_fallback": false}})"));
+}
