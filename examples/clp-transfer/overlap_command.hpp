@@ -1,10 +1,12 @@
 // `clp-transfer overlap A B`: the paper's Table 1 for two tokenizers.
 #pragma once
 
+#include <clp/error.hpp>
 #include <clp/vocabulary.hpp>
 
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,24 +34,32 @@ inline void run_overlap(const std::filesystem::path& a, const std::filesystem::p
   const io::token_vocabulary vb = read_any_vocabulary(b);
   // A is the paper's source: the share of A is Table 1's normalisation. An empty overlap is a
   // result here, not an error.
-  std::size_t shared = 0;
-  for (const auto& entry : va.ids) shared += vb.ids.count(entry.first);
-  const double share_a = double(shared) / double(va.ids.size());
-  const double share_b = double(shared) / double(vb.ids.size());
+  clp::intersect_options options;
+  options.allow_empty_overlap = true;
+  const vocabulary_overlap overlap = [&] {
+    try {
+      return clp::intersect_vocabularies(va.ids, vb.ids, options);
+    } catch (const clp::error& e) {
+      throw std::runtime_error(a.string() + " and " + b.string() + ": " + e.what());
+    }
+  }();
+  const auto shared = static_cast<std::size_t>(overlap.size());
+  const double share_a = overlap.share_of_source();
+  const double share_b = overlap.share_of_target();
   if (json) {
     nlohmann::ordered_json out;
     out["a"] = a.string();
     out["b"] = b.string();
-    out["a_vocab_size"] = va.ids.size();
-    out["b_vocab_size"] = vb.ids.size();
+    out["a_vocab_size"] = overlap.source_vocab_size;
+    out["b_vocab_size"] = overlap.target_vocab_size;
     out["overlap"] = shared;
     out["overlap_share_of_a"] = share_a;
     out["overlap_share_of_b"] = share_b;
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::printf("A  %-40s %8zu tokens\n", a.c_str(), va.ids.size());
-  std::printf("B  %-40s %8zu tokens\n", b.c_str(), vb.ids.size());
+  std::printf("A  %-40s %8td tokens\n", a.c_str(), overlap.source_vocab_size);
+  std::printf("B  %-40s %8td tokens\n", b.c_str(), overlap.target_vocab_size);
   std::printf("A ∩ B %46zu tokens = %.2f%% of A (the paper's Table 1), %.2f%% of B\n", shared, 100 * share_a,
               100 * share_b);
 }
