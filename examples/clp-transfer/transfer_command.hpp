@@ -1,9 +1,10 @@
 // `clp-transfer transfer`: a Hugging Face source model and a helper model in, the source model
 // with the helper's vocabulary out (CLP-Transfer, or one of the paper's baselines).
 //
-// The run is a pipeline of phases, each in a file of its own under transfer/:
-//   check_arguments (arguments.hpp) -> read_models -> match_vocabularies -> synthesise
-//   -> write_output -> write_partial_report, commit_output, print_summary (report.hpp).
+// The run is a pipeline of phases, each in a file of its own under transfer/, read top to
+// bottom below: check_arguments (arguments.hpp) -> read_models -> match_vocabularies ->
+// synthesise (with finite_inputs.hpp) -> write_output -> write_partial_report (report.hpp)
+// -> commit_output (write_output.hpp) -> print_summary (report.hpp).
 #pragma once
 
 #include <chrono>
