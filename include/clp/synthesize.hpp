@@ -569,14 +569,15 @@ class block_engine {
   void combine_neighbours(std::size_t p, Index m, const block_buffers& buffers) const {
     const input_view& source = pairs_[p].source;
     const Index d = source.cols;
+    float* const source_row = buffers.source_row;
     for (Index i = 0; i < m; ++i) {
       float* out = buffers.accumulator + i * d;
       std::fill(out, out + d, 0.0f);
       const Index* neighbour = buffers.neighbours + i * plan_.k_max;
       const float* weight = buffers.weights + i * plan_.k_max;
       for (Index k = 0; k < buffers.counts[i]; ++k) {
-        load_row(source, overlap_.source_ids[neighbour[k]], buffers.source_row);
-        for (Index c = 0; c < d; ++c) out[c] += weight[k] * buffers.source_row[c];
+        load_row(source, overlap_.source_ids[neighbour[k]], source_row);
+        for (Index c = 0; c < d; ++c) out[c] += weight[k] * source_row[c];
       }
     }
   }
