@@ -310,7 +310,7 @@ int run_synthesis(const settings& s) {
   const double cpu_start = cpu_seconds();
   for (int r = 0; r < s.repeats; ++r) {
     const auto start = clock_type::now();
-    report = clp::synthesize_rows(helper, overlap, source, output, policy, options);
+    report = clp::synthesize_rows(source, helper, overlap, output, policy, options);
     times.push_back(seconds_since(start));
   }
   const double cpu_per_repeat = (cpu_seconds() - cpu_start) / s.repeats;

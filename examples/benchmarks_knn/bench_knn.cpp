@@ -44,7 +44,7 @@ using clp::Index;
 struct settings {
   Index vocab = 50257, width_a = 768, width_b = 1600, k = 10;
   int threads = 0;
-  double tile_mib = 64;
+  double tile_mib = double(clp::default_tile_bytes >> 20);  // the library's default
   bool reference = true;
   bool check = false;
 };
@@ -54,7 +54,7 @@ struct settings {
   std::fprintf(stderr,
                "usage: bench_knn [--vocab N] [--da D] [--db D] [--k K] [--threads T] [--tile-mib MIB]\n"
                "                 [--no-reference] [--check]\n"
-               "Defaults: 50257 tokens, widths 768 and 1600, k 10, all threads, 64 MiB.\n");
+               "Defaults: 50257 tokens, widths 768 and 1600, k 10, all threads, 256 MiB (the library's default).\n");
   std::exit(2);
 }
 

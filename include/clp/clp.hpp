@@ -7,7 +7,9 @@
 /// The xtensor adapter is not included; include <clp/adapters/xtensor.hpp> to use it.
 
 #include <clp/adapters/eigen.hpp>
+#include <clp/baselines.hpp>
 #include <clp/error.hpp>
+#include <clp/execution.hpp>
 #include <clp/knn_overlap.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/random_init.hpp>

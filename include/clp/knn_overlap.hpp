@@ -25,8 +25,11 @@
 #include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
 #include <clp/detail/parallel.hpp>
+#include <clp/detail/plan.hpp>
 #include <clp/detail/top_k.hpp>
+#include <clp/detail/validation.hpp>
 #include <clp/error.hpp>
+#include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 
 #include <Eigen/Core>
@@ -40,16 +43,22 @@
 
 namespace clp {
 
-struct knn_options {
+/// k, plus threads and tile budget (execution_options). How the k-NN overlap spends the tile
+/// budget (the neighbour lists, 16 * |tokens| * k bytes, come on top): each thread needs about
+/// 4 * (m * (d + panel_rows + 4 * k) + panel_rows * d) bytes for a block of m query rows of
+/// width d (panel_rows = 512); m is a multiple of 48 (48 at least). Every block reads all rows
+/// once, so a larger budget means fewer passes over the vocabulary.
+///
+/// Built as `knn_options{k, threads, tile_bytes}` (or field by field): the constructor keeps k
+/// first, where aggregate initialisation would put the inherited threads first and silently
+/// read `knn_options{20}` as 20 threads.
+struct knn_options : execution_options {
   /// Neighbours per token, 1 <= k < #vocab.
   Index k = 10;
-  /// Worker threads; 0 means all hardware threads.
-  int threads = 0;
-  /// Working memory for all threads together, in bytes (the neighbour lists, 16 * |tokens| * k
-  /// bytes, come on top). Each thread needs about
-  /// 4 * (m * (d + panel_rows + 4 * k) + panel_rows * d) bytes for a block of m query rows of
-  /// width d (panel_rows = 512); m is a multiple of 48 (48 at least).
-  std::size_t tile_bytes = std::size_t(64) << 20;
+
+  knn_options() = default;
+  explicit knn_options(Index neighbours, int worker_threads = 0, std::size_t tile = default_tile_bytes)
+      : execution_options{worker_threads, tile}, k(neighbours) {}
 };
 
 struct knn_overlap_result {
@@ -66,16 +75,13 @@ struct knn_overlap_result {
 namespace detail {
 
 /// Query rows per block for `threads` workers sharing tile_bytes (see knn_options): the most
-/// the budget allows, a multiple of block_quantum, then evened out so the blocks split evenly
-/// across the workers. Neither choice changes a result.
+/// the budget allows, evened out across the workers by balance_blocks. Neither choice changes a
+/// result.
 inline Index knn_block_rows(Index n_queries, Index d, Index k, int threads, std::size_t tile_bytes) {
-  const auto round_up = [](Index n, Index q) { return (n + q - 1) / q * q; };
   const Index heap_floats = k * Index(sizeof(scored_row) / sizeof(float));
   const Index budget_floats = static_cast<Index>(tile_bytes / sizeof(float) / std::size_t(threads));
-  Index block = (budget_floats - panel_rows * d) / (d + panel_rows + heap_floats) / block_quantum * block_quantum;
-  block = std::clamp(block, block_quantum, round_up(std::max<Index>(n_queries, 1), block_quantum));
-  const Index n_blocks = round_up((n_queries + block - 1) / block, threads);
-  return std::max(block_quantum, round_up((n_queries + n_blocks - 1) / n_blocks, block_quantum));
+  const Index max_rows = (budget_floats - panel_rows * d) / (d + panel_rows + heap_floats);
+  return balance_blocks(n_queries, max_rows, threads).rows;
 }
 
 /// The k rows of x most cosine-similar to each query row, the query row itself excluded, ties
@@ -107,7 +113,7 @@ inline std::vector<Index> nearest_neighbours(const input_view& x, const std::vec
 
   const int threads = resolve_threads(requested_threads);
   const Index block = knn_block_rows(n_queries, d, k, threads, tile_bytes);
-  const Index n_blocks = (n_queries + block - 1) / block;
+  const Index n_blocks = ceil_div(n_queries, block);
 
   struct scratch {
     std::vector<float> queries, panel, cosines;
@@ -184,11 +190,11 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
       fail(std::string(context) + ": query id " + std::to_string(queries[i]) + " at position " + std::to_string(i) +
            " is outside the " + std::to_string(a.rows) + " rows");
   // Every row is a candidate neighbour, so every row must be finite.
-  for (const auto& [v, name] : {std::pair(a, "a"), std::pair(b, "b")})
-    for (Index r = 0; r < v.rows; ++r)
-      if (Index c = first_non_finite(v, r); c >= 0)
-        fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " + std::to_string(c) +
-             " is NaN or infinite");
+  std::vector<Index> all_rows(static_cast<std::size_t>(a.rows));
+  std::iota(all_rows.begin(), all_rows.end(), Index(0));
+  const int threads = resolve_threads(options.threads);
+  require_finite_rows(a, "a", all_rows, threads, context);
+  require_finite_rows(b, "b", all_rows, threads, context);
 
   const std::vector<Index> near_a = nearest_neighbours(a, queries, k, options.threads, options.tile_bytes);
   const std::vector<Index> near_b = nearest_neighbours(b, queries, k, options.threads, options.tile_bytes);
@@ -210,8 +216,11 @@ inline knn_overlap_result knn_overlap(const input_view& a, const input_view& b, 
         ++i;
       else if (*j < *i)
         ++j;
-      else
-        ++shared, ++i, ++j;
+      else {
+        ++shared;
+        ++i;
+        ++j;
+      }
     }
     total += shared;
     result.per_token[std::size_t(t)] = static_cast<float>(double(shared) / double(k));

@@ -2,9 +2,10 @@
 #pragma once
 
 /// @file
-/// The paper's baselines: embedding rows drawn from a normal distribution with the source
-/// embeddings' per-dimension mean and standard deviation. Copy the overlapping rows and draw
-/// the rest for "transfer without a helper model"; draw every row for a fresh start.
+/// What the paper's baselines draw from: embedding rows from a normal distribution with the
+/// source embeddings' per-dimension mean and standard deviation. The baselines themselves
+/// ("transfer without a helper model", a fresh random start) are ready made in
+/// <clp/baselines.hpp>.
 
 #include <clp/detail/erased_view.hpp>
 #include <clp/detail/parallel.hpp>

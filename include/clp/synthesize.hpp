@@ -10,7 +10,8 @@
 /// How it runs: missing rows are processed in blocks of m rows. A block's normalised helper
 /// rows are multiplied by the normalised overlapping helper rows, panel by panel, giving the
 /// m x |overlap| cosine block; the policy turns each row into weights; the weights times the
-/// overlapping source rows (panel by panel again, or only the chosen rows for a sparse policy)
+/// overlapping source rows (panel by panel again, or only the chosen rows for a policy that
+/// returns neighbours)
 /// give the block's output rows. A policy whose weights are its cosines times a row scale
 /// (paper_weights) skips that second product: the block's normalised helper rows times
 /// P = sum_j n_j a_j^T (d_helper x d_source, computed once) give the same rows up to the scale.
@@ -19,13 +20,28 @@
 /// float32) from the caller's matrices as needed. Blocks run in parallel; each output row is
 /// computed by one thread in a fixed order whatever the thread count and tile budget, so the
 /// output is bit-identical for any of them.
+///
+/// The engine below reads top to bottom in the order it runs: validate (shapes, ids, row range,
+/// then the NaN screen), scan the overlap (helper norms, source means, the copies of eq. 2),
+/// plan the blocks, gather the shared overlap panels (and P), then per block: normalise the
+/// queries, form the cosines, weigh each row, combine the weights with the source rows; and
+/// finally summarise the per-row outcomes into the report.
+///
+/// Argument order, the same for every entry point (synthesize_rows, transfer):
+/// (source, helper, overlap, output, [untied_head], policy, options). Inputs come before the
+/// output; the source comes first because the output is "the source with a new vocabulary"
+/// (it has the source's width), and intersect_vocabularies(source, target) already puts the
+/// source first.
 
 #include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
 #include <clp/detail/parallel.hpp>
+#include <clp/detail/plan.hpp>
 #include <clp/detail/reductions.hpp>
 #include <clp/detail/scratch_buffer.hpp>
+#include <clp/detail/validation.hpp>
 #include <clp/error.hpp>
+#include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/vocabulary.hpp>
 #include <clp/weights.hpp>
@@ -38,25 +54,23 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace clp {
 
-struct synthesis_options {
-  /// Worker threads; 0 means all hardware threads.
-  int threads = 0;
-  /// Working memory for all threads together, in bytes. A policy that scales cosines
-  /// (paper_weights) first takes 4 * d_helper * d_source bytes per source for P from it. When
-  /// the overlap panels, 4 * |overlap| * (d_helper + d_source) bytes (d_helper alone for a
-  /// sparse policy or one that scales cosines), fit in half of the rest they
-  /// are gathered once and shared; the rest is split between the threads, each needing about
-  /// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
-  /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and
-  /// at most 480 when the panels are shared.
-  /// The default, 256 MiB, is the smallest measured to keep re-gathering the panels below the
-  /// noise at the BLOOM-7B1 shape (README, "Speed and memory").
-  std::size_t tile_bytes = std::size_t(256) << 20;
+/// Threads and tile budget (execution_options), plus the rows to write and a progress callback.
+/// How synthesis spends the tile budget: a policy that scales cosines (paper_weights) first
+/// takes 4 * d_helper * d_source bytes per source for P from it. When the overlap panels,
+/// 4 * |overlap| * (d_helper + d_source) bytes (d_helper alone for a policy that returns
+/// neighbours or one that scales cosines), fit in half of the rest they are gathered once and
+/// shared; the rest is split between the threads, each needing about
+/// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
+/// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and at
+/// most 480 when the panels are shared. The default budget (default_tile_bytes, 256 MiB) is the
+/// smallest measured to keep re-gathering the panels below the noise at the BLOOM-7B1 shape.
+struct synthesis_options : execution_options {
   /// Only target rows in [first_row, last_row) are written (copied or synthesised); -1 means
   /// up to the last row. Lets callers split one transfer across processes or machines.
   Index first_row = 0;
@@ -88,8 +102,23 @@ struct synthesis_report {
   double max_output_row_norm = 0, median_output_row_norm = 0, median_source_row_norm = 0;
 };
 
+/// An untied output head, named: the source model's output head and the output's, passed right
+/// after `output`. The head gets the same treatment as the embedding, with the same weights
+/// (computed once) applied to the source head's rows. It only refers to the two matrices:
+/// build it in the call, `clp::untied_head{source_head, output_head}`.
+/// @param source_head  #source_rows by d_head: the source model's output head
+/// @param output_head  #target_rows by d_head, written like `output`
+template <class SourceHead, class OutputHead>
+struct untied_head {
+  const SourceHead& source_head;
+  OutputHead&& output_head;
+};
+template <class SourceHead, class OutputHead>
+untied_head(const SourceHead&, OutputHead&&) -> untied_head<SourceHead, OutputHead>;
+
 namespace detail {
 
+/// One (source, output) pair of the synthesis: the embedding, and an untied head if any.
 struct source_output {
   input_view source;
   output_view output;
@@ -97,430 +126,647 @@ struct source_output {
   const char* output_name = "output";
 };
 
-inline double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  auto middle = values.begin() + std::ptrdiff_t(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
+// ---------------------------------------------------------------------------------------------
+// Validate: every caller-caused problem is reported before any output is written.
 
-/// Throws naming the first (lowest listed) row of v among `rows` with a NaN or infinite
-/// element. The rows are screened in parallel, in chunks.
-inline void require_finite_rows(const input_view& v, const char* name, const std::vector<Index>& rows, int threads,
-                                const char* context) {
-  constexpr Index chunk = 1024;
-  const Index n = static_cast<Index>(rows.size());
-  std::vector<Index> first_bad((n + chunk - 1) / chunk, -1);  // per chunk: position in rows
-  parallel_for(Index(first_bad.size()), threads, [&](Index k, int) {
-    for (Index i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i)
-      if (first_non_finite(v, rows[i]) >= 0) {
-        first_bad[k] = i;
-        return;
-      }
-  });
-  for (Index i : first_bad)
-    if (i >= 0) {
-      const Index r = rows[i];
-      fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " +
-           std::to_string(first_non_finite(v, r)) + " is NaN or infinite");
-    }
-}
-
-inline void check_sorted_ids(const std::vector<Index>& ids, Index rows, const char* what, const char* matrix,
-                             const char* context) {
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= rows)
-      fail(std::string(context) + ": " + what + " id " + std::to_string(ids[i]) + " is outside the " +
-           std::to_string(rows) + " rows of '" + matrix + "'");
-    if (i > 0 && ids[i] <= ids[i - 1])
-      fail(std::string(context) + ": " + what + " ids are not strictly ascending at position " + std::to_string(i));
-  }
-}
-
-/// Per-row outcome flags collected by the blocks and summed afterwards in row order.
-enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8 };
-
-template <class Policy>
-synthesis_report synthesize(const input_view& helper, const vocabulary_overlap& overlap,
-                            const std::vector<source_output>& pairs, const Policy& policy,
-                            const synthesis_options& options, const char* context) {
-  // --- validation: every caller-caused problem is reported before any output is written
-  const Index n_overlap = overlap.size();
-  if (n_overlap == 0) fail(std::string(context) + ": the overlap is empty");
+inline void validate_shapes(const std::vector<source_output>& pairs, const input_view& helper,
+                            const vocabulary_overlap& overlap, const char* context) {
+  if (overlap.size() == 0) fail(std::string(context) + ": the overlap is empty");
   if (overlap.source_ids.size() != overlap.target_ids.size())
     fail(std::string(context) + ": overlap has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
          std::to_string(overlap.source_ids.size()) + " source ids");
   if (helper.cols < 1) fail(std::string(context) + ": 'helper' has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows, "overlap target", "helper", context);
   check_sorted_ids(overlap.missing_ids, helper.rows, "missing target", "helper", context);
-  for (const auto& [source, output, source_name, output_name] : pairs) {
-    if (output.rows != helper.rows)
-      fail(std::string(context) + ": '" + output_name + "' has " + std::to_string(output.rows) +
+  for (const source_output& pair : pairs) {
+    if (pair.output.rows != helper.rows)
+      fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.rows) +
            " rows but 'helper' has " + std::to_string(helper.rows));
-    if (output.cols != source.cols)
-      fail(std::string(context) + ": '" + output_name + "' has " + std::to_string(output.cols) + " columns but '" +
-           source_name + "' has " + std::to_string(source.cols));
-    for (Index s : overlap.source_ids)
-      if (s < 0 || s >= source.rows)
-        fail(std::string(context) + ": overlap source id " + std::to_string(s) + " is outside the " +
-             std::to_string(source.rows) + " rows of '" + source_name + "'");
+    if (pair.output.cols != pair.source.cols)
+      fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.cols) +
+           " columns but '" + pair.source_name + "' has " + std::to_string(pair.source.cols));
+    check_ids(overlap.source_ids, pair.source.rows, "overlap source", pair.source_name, context);
   }
+}
+
+/// The target rows to write: the overlap entries [copy_begin, copy_end) to copy and the
+/// missing ids to synthesise, those inside [first_row, last_row).
+struct rows_to_write {
+  Index copy_begin = 0, copy_end = 0;
+  std::vector<Index> missing;
+};
+
+inline rows_to_write select_rows(const vocabulary_overlap& overlap, const synthesis_options& options, Index target_rows,
+                                 const char* context) {
   const Index first = options.first_row;
-  const Index last = options.last_row < 0 ? helper.rows : options.last_row;
-  if (first < 0 || first > last || last > helper.rows)
+  const Index last = options.last_row < 0 ? target_rows : options.last_row;
+  if (first < 0 || first > last || last > target_rows)
     fail(std::string(context) + ": row range [" + std::to_string(first) + ", " + std::to_string(last) +
-         ") is outside the " + std::to_string(helper.rows) + " target rows");
-
-  auto in_range = [&](const std::vector<Index>& ids) {
-    return std::pair(std::lower_bound(ids.begin(), ids.end(), first) - ids.begin(),
-                     std::lower_bound(ids.begin(), ids.end(), last) - ids.begin());
+         ") is outside the " + std::to_string(target_rows) + " target rows");
+  const auto position = [](const std::vector<Index>& ids, Index row) {
+    return Index(std::lower_bound(ids.begin(), ids.end(), row) - ids.begin());
   };
-  const auto [copy_begin, copy_end] = in_range(overlap.target_ids);
-  const auto [miss_begin, miss_end] = in_range(overlap.missing_ids);
-  const std::vector<Index> missing(overlap.missing_ids.begin() + miss_begin, overlap.missing_ids.begin() + miss_end);
-  const Index n_missing = static_cast<Index>(missing.size());
+  rows_to_write rows;
+  rows.copy_begin = position(overlap.target_ids, first);
+  rows.copy_end = position(overlap.target_ids, last);
+  rows.missing.assign(overlap.missing_ids.begin() + position(overlap.missing_ids, first),
+                      overlap.missing_ids.begin() + position(overlap.missing_ids, last));
+  return rows;
+}
 
-  const int threads = resolve_threads(options.threads);
+inline void screen_inputs(const std::vector<source_output>& pairs, const input_view& helper,
+                          const vocabulary_overlap& overlap, const std::vector<Index>& missing, int threads,
+                          const char* context) {
   require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
   require_finite_rows(helper, "helper", missing, threads, context);
-  for (const auto& pair : pairs)
+  for (const source_output& pair : pairs)
     require_finite_rows(pair.source, pair.source_name, overlap.source_ids, threads, context);
+}
 
-  // --- one parallel pass over the overlap, panel by panel: the helper rows' norms, per
-  // source the sum of its overlapping rows (for their mean, the fallback row) and the norms
-  // of the first source's rows, and the copy of the overlapping rows in the range (eq. 2).
-  // Panel sums are added in panel order, so the mean does not depend on the thread count.
-  const Index d_helper = helper.cols;
-  Index d_source = 0;
-  for (const auto& pair : pairs) d_source = std::max(d_source, pair.source.cols);
-  const Index n_panels = (n_overlap + panel_rows - 1) / panel_rows;
-  std::vector<float> inverse_norm(static_cast<std::size_t>(n_overlap));
+// ---------------------------------------------------------------------------------------------
+// Scan the overlap: one parallel pass, panel by panel, over the overlapping rows.
+
+/// What the rest of the synthesis needs to know about the overlap.
+struct overlap_scan {
+  std::vector<float> inverse_norm;        ///< 1 / ||helper row|| per overlap entry (0 for a zero row)
+  std::vector<std::vector<float>> means;  ///< per source: the mean of its overlapping rows
+  double median_source_row_norm = 0;      ///< of the first source's overlapping rows
+};
+
+/// The means from per-panel column sums, the panels added in panel order so the mean does not
+/// depend on the thread count.
+inline std::vector<float> mean_of_panels(const std::vector<double>& panel_sums, Index cols, Index n_panels,
+                                         Index n_overlap) {
+  std::vector<float> mean(static_cast<std::size_t>(cols));
+  for (Index c = 0; c < cols; ++c) {
+    double sum = 0;
+    for (Index panel = 0; panel < n_panels; ++panel) sum += panel_sums[panel * cols + c];
+    mean[c] = static_cast<float>(sum / double(n_overlap));
+  }
+  return mean;
+}
+
+/// The helper rows' inverse norms, per source the mean of its overlapping rows (the fallback
+/// row) and the norms of the first source's rows; and, on the way, the copies of the
+/// overlapping rows in range (eq. 2).
+inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const input_view& helper,
+                                 const vocabulary_overlap& overlap, const rows_to_write& rows, int threads) {
+  const Index n_overlap = overlap.size();
+  const Index n_panels = ceil_div(n_overlap, panel_rows);
+  Index widest = helper.cols;
+  for (const source_output& pair : pairs) widest = std::max(widest, pair.source.cols);
+  overlap_scan scan;
+  scan.inverse_norm.resize(static_cast<std::size_t>(n_overlap));
   std::vector<double> source_norm(static_cast<std::size_t>(n_overlap));
   std::vector<std::vector<double>> panel_sums(pairs.size());
   for (std::size_t p = 0; p < pairs.size(); ++p)
     panel_sums[p].assign(static_cast<std::size_t>(n_panels * pairs[p].source.cols), 0.0);
-  std::vector<std::vector<float>> rows(static_cast<std::size_t>(threads),
-                                       std::vector<float>(static_cast<std::size_t>(std::max(d_helper, d_source))));
+  std::vector<std::vector<float>> row_buffers(static_cast<std::size_t>(threads),
+                                              std::vector<float>(static_cast<std::size_t>(widest)));
   parallel_for(n_panels, threads, [&](Index panel, int worker) {
-    float* const row = rows[static_cast<std::size_t>(worker)].data();
-    const Index p0 = panel * panel_rows, p1 = std::min(n_overlap, p0 + panel_rows);
+    float* const row = row_buffers[static_cast<std::size_t>(worker)].data();
+    const Index p0 = panel * panel_rows;
+    const Index p1 = std::min(n_overlap, p0 + panel_rows);
     for (Index j = p0; j < p1; ++j) {
       load_row(helper, overlap.target_ids[j], row);
-      const double norm = row_norm(row, d_helper);
-      inverse_norm[j] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
+      const double norm = row_norm(row, helper.cols);
+      scan.inverse_norm[j] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
     }
     for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const auto& [source, output, source_name, output_name] = pairs[p];
-      double* const sum = panel_sums[p].data() + panel * source.cols;
+      const source_output& pair = pairs[p];
+      double* const sum = panel_sums[p].data() + panel * pair.source.cols;
       for (Index j = p0; j < p1; ++j) {
-        load_row(source, overlap.source_ids[j], row);
-        for (Index c = 0; c < source.cols; ++c) sum[c] += row[c];
-        if (p == 0) source_norm[j] = row_norm(row, source.cols);
-        if (j >= copy_begin && j < copy_end) copy_row(source, overlap.source_ids[j], output, overlap.target_ids[j], row);
+        load_row(pair.source, overlap.source_ids[j], row);
+        for (Index c = 0; c < pair.source.cols; ++c) sum[c] += row[c];
+        if (p == 0) source_norm[j] = row_norm(row, pair.source.cols);
+        if (j >= rows.copy_begin && j < rows.copy_end)
+          copy_row(pair.source, overlap.source_ids[j], pair.output, overlap.target_ids[j], row);
       }
     }
   });
-  synthesis_report report;
-  report.overlap = n_overlap;
-  report.median_source_row_norm = median(std::move(source_norm));
-  std::vector<std::vector<float>> means;
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const Index cols = pairs[p].source.cols;
-    std::vector<float> mean(static_cast<std::size_t>(cols));
-    for (Index c = 0; c < cols; ++c) {
-      double sum = 0;
-      for (Index panel = 0; panel < n_panels; ++panel) sum += panel_sums[p][panel * cols + c];
-      mean[c] = static_cast<float>(sum / double(n_overlap));
-    }
-    means.push_back(std::move(mean));
-  }
-  report.copied_rows = copy_end - copy_begin;
-  report.synthesized_rows = n_missing;
-  if (n_missing == 0) return report;
+  scan.median_source_row_norm = median(std::move(source_norm));
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    scan.means.push_back(mean_of_panels(panel_sums[p], pairs[p].source.cols, n_panels, n_overlap));
+  return scan;
+}
 
-  // --- blocking. The overlap panels (normalised helper rows, and for a dense policy the
-  // source rows, as float32) are gathered once and shared by every block when they fit in half
-  // the budget; otherwise each block gathers them panel by panel into its own scratch. Both
-  // ways feed the products the same panels, so they give the same bits.
-  const Index k_max = [&] {
-    if constexpr (Policy::is_sparse)
-      return policy.max_neighbours(n_overlap);
-    else
-      return Index(0);
-  }();
-  // A policy whose weights are its cosines times a row scale never needs the weights times
-  // the overlapping source rows: with q_t and n_j the normalised helper rows,
-  //     sum_j cos(h_t, h_j) a_j = sum_j (q_t . n_j) a_j = q_t^T P,   P = sum_j n_j a_j^T,
-  // and P (d_helper x d_source, per source) is computed once. The second product shrinks from
-  // |overlap| to d_helper terms per output element; the cosines are still formed, for the
-  // policy's guard and the report.
-  constexpr bool projected = !Policy::is_sparse && scales_cosines<Policy>::value;
+// ---------------------------------------------------------------------------------------------
+// Plan the blocks.
+
+/// How a block's output rows come from its weights, from what the policy declares.
+enum class combine_kind {
+  neighbours,  ///< the policy returns a neighbour list: read only those source rows
+  projected,   ///< the weights are the cosines times a row scale: queries times P
+  dense        ///< a dense row of weights: weights times the overlapping source rows
+};
+
+template <class Policy>
+constexpr combine_kind combine_kind_of() {
+  if constexpr (Policy::returns_neighbours)
+    return combine_kind::neighbours;
+  else if constexpr (scales_cosines<Policy>::value)
+    return combine_kind::projected;
+  else
+    return combine_kind::dense;
+}
+
+struct synthesis_plan {
+  Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
+  Index n_overlap = 0, n_missing = 0;
+  Index k_max = 0;  ///< neighbours per row (policies that return neighbours), else 0
+  /// The overlap panels are gathered once and shared by every block (else each block gathers
+  /// them panel by panel into its own panel of panel_width floats per row).
+  bool resident = false;
+  Index panel_width = 0;
+  block_plan blocks;
+};
+
+/// The blocks for a tile budget. The overlap panels (normalised helper rows, and for a dense
+/// combine the source rows, as float32) are shared when they fit in half the budget; both ways
+/// feed the products the same panels, so they give the same bits.
+template <class Policy>
+synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_output>& pairs, Index d_helper,
+                              Index n_overlap, Index n_missing, int threads, std::size_t tile_bytes) {
+  constexpr combine_kind kind = combine_kind_of<Policy>();
+  synthesis_plan plan;
+  plan.d_helper = d_helper;
+  plan.n_overlap = n_overlap;
+  plan.n_missing = n_missing;
+  for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols);
+  if constexpr (kind == combine_kind::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
   Index resident_width = d_helper;
-  if constexpr (!Policy::is_sparse && !projected)
-    for (const auto& pair : pairs) resident_width += pair.source.cols;
   Index projection_floats = 0;
-  if constexpr (projected)
-    for (const auto& pair : pairs) projection_floats += d_helper * pair.source.cols;
-  const Index budget =
-      std::max<Index>(0, static_cast<Index>(options.tile_bytes / sizeof(float)) - projection_floats);
-  const bool resident = n_overlap * resident_width <= budget / 2;
-  const Index panel_width = resident ? 0 : std::max(d_helper, d_source);
-  const Index per_thread =
-      ((resident ? budget - n_overlap * resident_width : budget) / threads) - panel_rows * panel_width;
-  const Index floats_per_row = n_overlap + d_helper + d_source + 2 * k_max;
-  const auto round_up = [](Index n, Index step) { return (n + step - 1) / step * step; };
-  Index block = std::max(block_quantum, per_thread / floats_per_row / block_quantum * block_quantum);
+  for (const source_output& pair : pairs) {
+    if constexpr (kind == combine_kind::dense) resident_width += pair.source.cols;
+    if constexpr (kind == combine_kind::projected) projection_floats += d_helper * pair.source.cols;
+  }
+  const Index budget = std::max<Index>(0, static_cast<Index>(tile_bytes / sizeof(float)) - projection_floats);
+  plan.resident = n_overlap * resident_width <= budget / 2;
+  plan.panel_width = plan.resident ? 0 : std::max(d_helper, plan.d_source);
+  const Index shared = plan.resident ? n_overlap * resident_width : 0;
+  const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
+  const Index floats_per_row = n_overlap + d_helper + plan.d_source + 2 * plan.k_max;
+  Index max_rows = per_thread / floats_per_row;
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.
-  if (resident) block = std::min(block, max_shared_block);
-  // Balance: a multiple of `threads` blocks of equal height, so no worker idles at the end.
-  Index n_blocks = (n_missing + block - 1) / block;
-  n_blocks = std::min(round_up(n_blocks, threads), (n_missing + block_quantum - 1) / block_quantum);
-  block = round_up((n_missing + n_blocks - 1) / n_blocks, block_quantum);
-  n_blocks = (n_missing + block - 1) / block;
+  if (plan.resident) max_rows = std::min(max_rows, max_shared_block);
+  plan.blocks = balance_blocks(n_missing, max_rows, threads);
+  return plan;
+}
 
-  // Panel p covers overlap entries [p * panel_rows, ...): the helper's rows normalised, and the
-  // rows of each source.
-  auto gather_helper_panel = [&](Index p0, Index pn, float* into) {
-    gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
-    for (Index j = 0; j < pn; ++j) {
-      float* h = into + j * d_helper;
-      for (Index c = 0; c < d_helper; ++c) h[c] *= inverse_norm[p0 + j];
-    }
-  };
-  scratch_buffer<float> resident_helper;
-  std::vector<scratch_buffer<float>> resident_source(pairs.size());
-  if (resident) {
-    resident_helper.reserve(std::size_t(n_overlap * d_helper));
-    if constexpr (!Policy::is_sparse && !projected)
+// ---------------------------------------------------------------------------------------------
+// Gather the shared overlap panels, and P.
+
+/// Panel p covers overlap entries [p * panel_rows, ...): the helper's rows normalised, and the
+/// rows of each source.
+inline void gather_helper_panel(const input_view& helper, const vocabulary_overlap& overlap,
+                                const std::vector<float>& inverse_norm, Index p0, Index pn, float* into) {
+  gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
+  for (Index j = 0; j < pn; ++j) {
+    float* h = into + j * helper.cols;
+    for (Index c = 0; c < helper.cols; ++c) h[c] *= inverse_norm[p0 + j];
+  }
+}
+
+struct overlap_panels {
+  explicit overlap_panels(std::size_t sources) : source(sources), projection(sources) {}
+  scratch_buffer<float> helper;                   ///< resident: n_overlap x d_helper, normalised
+  std::vector<scratch_buffer<float>> source;      ///< resident, dense combine: per source
+  std::vector<scratch_buffer<float>> projection;  ///< projected combine: P per source
+};
+
+/// The resident panels, gathered in parallel, panel by panel.
+template <combine_kind kind>
+void gather_resident_panels(overlap_panels& panels, const std::vector<source_output>& pairs, const input_view& helper,
+                            const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
+  const Index n_overlap = overlap.size();
+  panels.helper.reserve(std::size_t(n_overlap * helper.cols));
+  if constexpr (kind == combine_kind::dense)
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+      panels.source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols));
+  parallel_for(ceil_div(n_overlap, panel_rows), threads, [&](Index panel, int) {
+    const Index p0 = panel * panel_rows;
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    gather_helper_panel(helper, overlap, inverse_norm, p0, pn, panels.helper.data() + p0 * helper.cols);
+    if constexpr (kind == combine_kind::dense)
       for (std::size_t p = 0; p < pairs.size(); ++p)
-        resident_source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols));
-    parallel_for(n_panels, threads, [&](Index panel, int) {
-      const Index p0 = panel * panel_rows, pn = std::min(panel_rows, n_overlap - p0);
-      gather_helper_panel(p0, pn, resident_helper.data() + p0 * d_helper);
-      if constexpr (!Policy::is_sparse && !projected)
-        for (std::size_t p = 0; p < pairs.size(); ++p)
-          gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
-                      resident_source[p].data() + p0 * pairs[p].source.cols);
-    });
-  }
+        gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
+                    panels.source[p].data() + p0 * pairs[p].source.cols);
+  });
+}
 
-  // P = sum_j n_j a_j^T per source, panel by panel in a fixed order; each panel's product is
-  // split into column chunks of fixed width, one task each, so the bits of P do not depend on
-  // the thread count.
-  std::vector<scratch_buffer<float>> projection(pairs.size());
-  if constexpr (projected) {
-    constexpr Index chunk_cols = 256;
-    scratch_buffer<float> helper_panel, source_panel;
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const input_view& source = pairs[p].source;
-      const Index d = source.cols;
-      float* const into = projection[p].reserve(std::size_t(d_helper * d));
-      for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-        const Index pn = std::min(panel_rows, n_overlap - p0);
-        const float* h = resident_helper.data() + p0 * d_helper;
-        if (!resident) {
-          gather_helper_panel(p0, pn, helper_panel.reserve(std::size_t(panel_rows * d_helper)));
-          h = helper_panel.data();
-        }
-        float* const a = source_panel.reserve(std::size_t(panel_rows * d));
-        gather_rows(source, overlap.source_ids.data() + p0, pn, a);
-        parallel_for((d + chunk_cols - 1) / chunk_cols, threads, [&](Index chunk, int) {
-          const Index c0 = chunk * chunk_cols, cn = std::min(chunk_cols, d - c0);
-          strided_map part(into + c0, d_helper, cn, Eigen::OuterStride<>(d));
-          const auto normalised = Eigen::Map<const row_major_matrix>(h, pn, d_helper);
-          const auto values = Eigen::Map<const row_major_matrix, 0, Eigen::OuterStride<>>(a + c0, pn, cn,
-                                                                                           Eigen::OuterStride<>(d));
-          if (p0 == 0)
-            part.noalias() = normalised.transpose() * values;
-          else
-            part.noalias() += normalised.transpose() * values;
-        });
-      }
-    }
-  }
-
-  std::vector<std::uint8_t> flags(static_cast<std::size_t>(n_missing), 0);
-  std::vector<double> effective(static_cast<std::size_t>(n_missing), 0.0);
-  std::vector<double> output_norm(static_cast<std::size_t>(n_missing), 0.0);
-
-  struct scratch {
-    scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
-    scratch_buffer<Index> neighbour, count;
-  };
-  std::vector<scratch> workers(static_cast<std::size_t>(threads));
-  std::mutex progress_mutex;
-  Index rows_done = 0;
-
-  parallel_for(n_blocks, threads, [&](Index b, int worker) {
-    scratch& s = workers[static_cast<std::size_t>(worker)];
-    float* const cosines = s.cosines.reserve(std::size_t(block * n_overlap));
-    float* const accumulator = s.accumulator.reserve(std::size_t(block * d_source));
-    float* const panel = s.panel.reserve(std::size_t(panel_rows * panel_width));
-    Index* const neighbours = s.neighbour.reserve(std::size_t(block * k_max));
-    float* const weights = s.weight.reserve(std::size_t(block * k_max));
-    Index* const counts = s.count.reserve(std::size_t(block));
-    float* const source_row = s.source_row.reserve(std::size_t(d_source));
-    float* const scale = s.scale.reserve(std::size_t(block));
-
-    const Index row0 = b * block;
-    const Index m = std::min(block, n_missing - row0);
-
-    // Normalised helper rows of the block; rows past m are zero (padding to the block height).
-    matrix_map queries(s.queries.reserve(std::size_t(block * d_helper)), block, d_helper);
-    queries.bottomRows(block - m).setZero();
-    for (Index i = 0; i < m; ++i) {
-      float* q = queries.data() + i * d_helper;
-      load_row(helper, missing[row0 + i], q);
-      const double norm = row_norm(q, d_helper);
-      if (norm > 0) {
-        const float inv = static_cast<float>(1.0 / norm);
-        for (Index c = 0; c < d_helper; ++c) q[c] *= inv;
-      } else {
-        flags[row0 + i] |= zero_norm;
-      }
-    }
-
-    // Cosines, panel by panel of the overlap.
+/// A policy whose weights are its cosines times a row scale never needs the weights times
+/// the overlapping source rows: with q_t and n_j the normalised helper rows,
+///     sum_j cos(h_t, h_j) a_j = sum_j (q_t . n_j) a_j = q_t^T P,   P = sum_j n_j a_j^T,
+/// and P (d_helper x d_source, per source) is computed once. The second product shrinks from
+/// |overlap| to d_helper terms per output element; the cosines are still formed, for the
+/// policy's guard and the report. P is summed panel by panel in a fixed order; each panel's
+/// product is split into column chunks of fixed width, one task each, so the bits of P do not
+/// depend on the thread count.
+inline void compute_projections(overlap_panels& panels, const std::vector<source_output>& pairs,
+                                const input_view& helper, const vocabulary_overlap& overlap,
+                                const std::vector<float>& inverse_norm, bool resident, int threads) {
+  constexpr Index chunk_cols = 256;
+  const Index n_overlap = overlap.size();
+  const Index d_helper = helper.cols;
+  scratch_buffer<float> helper_panel, source_panel;
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const Index d = pairs[p].source.cols;
+    float* const into = panels.projection[p].reserve(std::size_t(d_helper * d));
     for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
       const Index pn = std::min(panel_rows, n_overlap - p0);
-      const float* h = resident_helper.data() + p0 * d_helper;
-      if (!resident) gather_helper_panel(p0, pn, panel), h = panel;
-      strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
-          queries * Eigen::Map<const row_major_matrix>(h, pn, d_helper).transpose();
-    }
-
-    // Weights, one row at a time. A dense policy leaves a row of weights up to a factor,
-    // scale[i], applied below to the (shorter) output row.
-    for (Index i = 0; i < m; ++i) {
-      float* c = cosines + i * n_overlap;
-      std::uint8_t& f = flags[row0 + i];
-      double sum_abs = 0, sum_squares = 0;
-      if constexpr (Policy::is_sparse) {
-        if (max_of(c, n_overlap) <= 0) f |= no_positive;
-        Index* nb = neighbours + i * k_max;
-        float* w = weights + i * k_max;
-        counts[i] = (f & zero_norm) ? 0 : policy(c, n_overlap, nb, w);
-        if (counts[i] == 0 && !(f & zero_norm)) f |= fallback;
-        const cosine_statistics s = statistics_of(w, counts[i]);
-        sum_abs = s.sum_abs, sum_squares = s.sum_squares;
-        scale[i] = 1.0f;
-      } else {
-        const cosine_statistics s = statistics_of(c, n_overlap);
-        if (s.max <= 0) f |= no_positive;
-        dense_weights w;
-        if (!(f & zero_norm)) w = policy(c, n_overlap, s);
-        if (!(w.scale != 0 && std::isfinite(w.scale)) && !(f & zero_norm)) f |= fallback;
-        sum_abs = w.sum_abs, sum_squares = w.sum_squares;
-        scale[i] = static_cast<float>(w.scale);
+      const float* h = panels.helper.data() + p0 * d_helper;
+      if (!resident) {
+        gather_helper_panel(helper, overlap, inverse_norm, p0, pn,
+                            helper_panel.reserve(std::size_t(panel_rows * d_helper)));
+        h = helper_panel.data();
       }
-      if (f & (zero_norm | fallback))
-        effective[row0 + i] = double(n_overlap);
-      else
-        effective[row0 + i] = sum_squares > 0 ? 1.0 / sum_squares : 0.0;
-      if (sum_abs > 2) f |= inflated;
+      float* const a = source_panel.reserve(std::size_t(panel_rows * d));
+      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, a);
+      parallel_for(ceil_div(d, chunk_cols), threads, [&](Index chunk, int) {
+        const Index c0 = chunk * chunk_cols;
+        const Index cn = std::min(chunk_cols, d - c0);
+        strided_map part(into + c0, d_helper, cn, Eigen::OuterStride<>(d));
+        const auto normalised = Eigen::Map<const row_major_matrix>(h, pn, d_helper);
+        const auto values =
+            Eigen::Map<const row_major_matrix, 0, Eigen::OuterStride<>>(a + c0, pn, cn, Eigen::OuterStride<>(d));
+        if (p0 == 0)
+          part.noalias() = normalised.transpose() * values;
+        else
+          part.noalias() += normalised.transpose() * values;
+      });
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per block: queries, cosines, weights, combine.
+
+/// Per-row outcome flags collected by the blocks and summed afterwards in row order.
+enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8 };
+
+/// What each synthesised row came to, indexed by position in the missing rows written.
+struct row_outcomes {
+  std::vector<std::uint8_t> flags;
+  std::vector<double> effective_neighbours;
+  std::vector<double> output_norm;  ///< of the first output
+};
+
+/// A worker's scratch, reused from block to block.
+struct block_scratch {
+  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
+  scratch_buffer<Index> neighbour, count;
+};
+
+/// One block's view of its worker's scratch.
+struct block_buffers {
+  float* queries;      ///< block x d_helper: normalised helper rows, zero past the block's rows
+  float* cosines;      ///< block x n_overlap
+  float* panel;        ///< panel_rows x panel_width: the worker's own overlap panel
+  float* accumulator;  ///< block x d_source: output rows
+  Index* neighbours;   ///< block x k_max
+  float* weights;      ///< block x k_max
+  Index* counts;       ///< block: neighbours per row
+  float* source_row;   ///< d_source
+  float* scale;        ///< block: each row's weights are scale times its cosines as left
+};
+
+inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
+  const Index block = plan.blocks.rows;
+  return {s.queries.reserve(std::size_t(block * plan.d_helper)),
+          s.cosines.reserve(std::size_t(block * plan.n_overlap)),
+          s.panel.reserve(std::size_t(panel_rows * plan.panel_width)),
+          s.accumulator.reserve(std::size_t(block * plan.d_source)),
+          s.neighbour.reserve(std::size_t(block * plan.k_max)),
+          s.weight.reserve(std::size_t(block * plan.k_max)),
+          s.count.reserve(std::size_t(block)),
+          s.source_row.reserve(std::size_t(plan.d_source)),
+          s.scale.reserve(std::size_t(block))};
+}
+
+/// The sums of a row's final weights (for the report).
+struct weight_sums {
+  double sum_abs = 0, sum_squares = 0;
+};
+
+/// Runs one block of missing rows through queries, cosines, weights and combine.
+template <class Policy>
+class block_engine {
+ public:
+  block_engine(const std::vector<source_output>& pairs, const input_view& helper, const vocabulary_overlap& overlap,
+               const std::vector<Index>& missing, const Policy& policy, const synthesis_plan& plan,
+               const overlap_scan& scan, const overlap_panels& panels, row_outcomes& outcomes)
+      : pairs_(pairs),
+        helper_(helper),
+        overlap_(overlap),
+        missing_(missing),
+        policy_(policy),
+        plan_(plan),
+        scan_(scan),
+        panels_(panels),
+        outcomes_(outcomes) {}
+
+  /// Block b: missing rows [b * block, ...), at most block of them. Returns the row count.
+  Index run(Index b, block_scratch& scratch) const {
+    const block_buffers buffers = reserve_block(scratch, plan_);
+    const Index row0 = b * plan_.blocks.rows;
+    const Index m = std::min(plan_.blocks.rows, plan_.n_missing - row0);
+    normalise_queries(row0, m, buffers.queries);
+    form_cosines(buffers);
+    for (Index i = 0; i < m; ++i) weigh_row(row0 + i, i, buffers);
     // Padding rows carry no weight (their cosines are 0, as their query rows are). The
     // products below still run over the rows that fall back; their results are replaced.
-
-    // Weighted sums of the overlapping source rows, for each (source, output) pair.
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const input_view& source = pairs[p].source;
-      const output_view& output = pairs[p].output;
-      const Index d = source.cols;
-      if constexpr (Policy::is_sparse) {
-        for (Index i = 0; i < m; ++i) {
-          float* out = accumulator + i * d;
-          std::fill(out, out + d, 0.0f);
-          const Index* nb = neighbours + i * k_max;
-          const float* w = weights + i * k_max;
-          for (Index k = 0; k < counts[i]; ++k) {
-            load_row(source, overlap.source_ids[nb[k]], source_row);
-            for (Index c = 0; c < d; ++c) out[c] += w[k] * source_row[c];
-          }
-        }
-      } else if constexpr (projected) {
-        matrix_map(accumulator, block, d).noalias() =
-            queries * Eigen::Map<const row_major_matrix>(projection[p].data(), d_helper, d);
-      } else {
-        matrix_map result(accumulator, block, d);
-        for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-          const Index pn = std::min(panel_rows, n_overlap - p0);
-          const float* a = resident_source[p].data() + p0 * d;
-          if (!resident) gather_rows(source, overlap.source_ids.data() + p0, pn, panel), a = panel;
-          const auto w = strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap));
-          const auto values = Eigen::Map<const row_major_matrix>(a, pn, d);
-          if (p0 == 0)
-            result.noalias() = w * values;
-          else
-            result.noalias() += w * values;
-        }
-      }
-      for (Index i = 0; i < m; ++i) {
-        float* out = accumulator + i * d;
-        if (flags[row0 + i] & (zero_norm | fallback))
-          std::copy(means[p].begin(), means[p].end(), out);
-        else if (scale[i] != 1.0f)
-          for (Index c = 0; c < d; ++c) out[c] *= scale[i];
-        store_row(output, missing[row0 + i], out);
-        if (p == 0) output_norm[row0 + i] = row_norm(out, d);
-      }
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+      combine(p, m, buffers);
+      finish_rows(p, row0, m, buffers);
     }
-    if (options.progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      rows_done += m;
-      options.progress(rows_done, n_missing);
-    }
-  });
-
-  for (std::uint8_t f : flags) {
-    report.zero_norm_rows += (f & zero_norm) != 0;
-    report.fallback_rows += (f & fallback) != 0;
-    report.no_positive_rows += (f & no_positive) != 0;
-    report.inflated_rows += (f & inflated) != 0;
+    return m;
   }
+
+ private:
+  static constexpr combine_kind kind = combine_kind_of<Policy>();
+
+  /// Normalised helper rows of the block; rows past m are zero (padding to the block height).
+  void normalise_queries(Index row0, Index m, float* queries) const {
+    const Index d_helper = plan_.d_helper;
+    matrix_map(queries, plan_.blocks.rows, d_helper).bottomRows(plan_.blocks.rows - m).setZero();
+    for (Index i = 0; i < m; ++i) {
+      float* q = queries + i * d_helper;
+      load_row(helper_, missing_[row0 + i], q);
+      const double norm = row_norm(q, d_helper);
+      if (norm > 0) {
+        const float inverse = static_cast<float>(1.0 / norm);
+        for (Index c = 0; c < d_helper; ++c) q[c] *= inverse;
+      } else {
+        outcomes_.flags[row0 + i] |= zero_norm;
+      }
+    }
+  }
+
+  /// The block's cosines, panel by panel of the overlap.
+  void form_cosines(const block_buffers& buffers) const {
+    const Index n_overlap = plan_.n_overlap;
+    const Index d_helper = plan_.d_helper;
+    const matrix_map queries(buffers.queries, plan_.blocks.rows, d_helper);
+    for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+      const Index pn = std::min(panel_rows, n_overlap - p0);
+      const float* h = panels_.helper.data() + p0 * d_helper;
+      if (!plan_.resident) {
+        gather_helper_panel(helper_, overlap_, scan_.inverse_norm, p0, pn, buffers.panel);
+        h = buffers.panel;
+      }
+      strided_map(buffers.cosines + p0, plan_.blocks.rows, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
+          queries * Eigen::Map<const row_major_matrix>(h, pn, d_helper).transpose();
+    }
+  }
+
+  /// Row i of the block (missing position `row`): its weights, flags and effective neighbours.
+  /// A dense policy leaves a row of weights up to a factor, scale[i], applied to the (shorter)
+  /// output row in finish_rows.
+  void weigh_row(Index row, Index i, const block_buffers& buffers) const {
+    const Index n_overlap = plan_.n_overlap;
+    float* const cosines = buffers.cosines + i * n_overlap;
+    std::uint8_t& flag = outcomes_.flags[row];
+    weight_sums sums;
+    if constexpr (kind == combine_kind::neighbours) {
+      if (max_of(cosines, n_overlap) <= 0) flag |= no_positive;
+      const Index k_max = plan_.k_max;
+      Index& count = buffers.counts[i];
+      count = (flag & zero_norm)
+                  ? 0
+                  : policy_(cosines, n_overlap, buffers.neighbours + i * k_max, buffers.weights + i * k_max);
+      if (count == 0 && !(flag & zero_norm)) flag |= fallback;
+      const cosine_statistics chosen = statistics_of(buffers.weights + i * k_max, count);
+      sums = {chosen.sum_abs, chosen.sum_squares};
+      buffers.scale[i] = 1.0f;
+    } else {
+      const cosine_statistics statistics = statistics_of(cosines, n_overlap);
+      if (statistics.max <= 0) flag |= no_positive;
+      dense_weights weights;
+      if (!(flag & zero_norm)) weights = policy_(cosines, n_overlap, statistics);
+      if (!(weights.scale != 0 && std::isfinite(weights.scale)) && !(flag & zero_norm)) flag |= fallback;
+      sums = {weights.sum_abs, weights.sum_squares};
+      buffers.scale[i] = static_cast<float>(weights.scale);
+    }
+    if (flag & (zero_norm | fallback))
+      outcomes_.effective_neighbours[row] = double(n_overlap);
+    else
+      outcomes_.effective_neighbours[row] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
+    if (sums.sum_abs > 2) flag |= inflated;
+  }
+
+  /// The block's output rows for source p, unscaled, into the accumulator.
+  void combine(std::size_t p, Index m, const block_buffers& buffers) const {
+    if constexpr (kind == combine_kind::neighbours)
+      combine_neighbours(p, m, buffers);
+    else if constexpr (kind == combine_kind::projected)
+      combine_projected(p, buffers);
+    else
+      combine_dense(p, buffers);
+  }
+
+  /// sum_k w_k a_{neighbour k}, reading only the chosen source rows.
+  void combine_neighbours(std::size_t p, Index m, const block_buffers& buffers) const {
+    const input_view& source = pairs_[p].source;
+    const Index d = source.cols;
+    float* const source_row = buffers.source_row;
+    for (Index i = 0; i < m; ++i) {
+      float* out = buffers.accumulator + i * d;
+      std::fill(out, out + d, 0.0f);
+      const Index* neighbour = buffers.neighbours + i * plan_.k_max;
+      const float* weight = buffers.weights + i * plan_.k_max;
+      for (Index k = 0; k < buffers.counts[i]; ++k) {
+        load_row(source, overlap_.source_ids[neighbour[k]], source_row);
+        for (Index c = 0; c < d; ++c) out[c] += weight[k] * source_row[c];
+      }
+    }
+  }
+
+  /// The normalised queries times P.
+  void combine_projected(std::size_t p, const block_buffers& buffers) const {
+    const Index d = pairs_[p].source.cols;
+    matrix_map(buffers.accumulator, plan_.blocks.rows, d).noalias() =
+        matrix_map(buffers.queries, plan_.blocks.rows, plan_.d_helper) *
+        Eigen::Map<const row_major_matrix>(panels_.projection[p].data(), plan_.d_helper, d);
+  }
+
+  /// The weights times the overlapping source rows, panel by panel.
+  void combine_dense(std::size_t p, const block_buffers& buffers) const {
+    const input_view& source = pairs_[p].source;
+    const Index d = source.cols;
+    const Index n_overlap = plan_.n_overlap;
+    matrix_map result(buffers.accumulator, plan_.blocks.rows, d);
+    for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+      const Index pn = std::min(panel_rows, n_overlap - p0);
+      const float* a = panels_.source[p].data() + p0 * d;
+      if (!plan_.resident) {
+        gather_rows(source, overlap_.source_ids.data() + p0, pn, buffers.panel);
+        a = buffers.panel;
+      }
+      const auto weights = strided_map(buffers.cosines + p0, plan_.blocks.rows, pn, Eigen::OuterStride<>(n_overlap));
+      const auto values = Eigen::Map<const row_major_matrix>(a, pn, d);
+      if (p0 == 0)
+        result.noalias() = weights * values;
+      else
+        result.noalias() += weights * values;
+    }
+  }
+
+  /// Scales each output row (or replaces it with the mean where the row fell back), stores it.
+  void finish_rows(std::size_t p, Index row0, Index m, const block_buffers& buffers) const {
+    const Index d = pairs_[p].source.cols;
+    const std::vector<float>& mean = scan_.means[p];
+    for (Index i = 0; i < m; ++i) {
+      float* out = buffers.accumulator + i * d;
+      const float scale = buffers.scale[i];
+      if (outcomes_.flags[row0 + i] & (zero_norm | fallback))
+        std::copy(mean.begin(), mean.end(), out);
+      else if (scale != 1.0f)
+        for (Index c = 0; c < d; ++c) out[c] *= scale;
+      store_row(pairs_[p].output, missing_[row0 + i], out);
+      if (p == 0) outcomes_.output_norm[row0 + i] = row_norm(out, d);
+    }
+  }
+
+  const std::vector<source_output>& pairs_;
+  const input_view& helper_;
+  const vocabulary_overlap& overlap_;
+  const std::vector<Index>& missing_;
+  const Policy& policy_;
+  const synthesis_plan& plan_;
+  const overlap_scan& scan_;
+  const overlap_panels& panels_;
+  row_outcomes& outcomes_;  // each block writes only its own rows
+};
+
+// ---------------------------------------------------------------------------------------------
+// Summarise.
+
+inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& report) {
+  for (std::uint8_t flag : outcomes.flags) {
+    report.zero_norm_rows += (flag & zero_norm) != 0;
+    report.fallback_rows += (flag & fallback) != 0;
+    report.no_positive_rows += (flag & no_positive) != 0;
+    report.inflated_rows += (flag & inflated) != 0;
+  }
+  const std::vector<double>& effective = outcomes.effective_neighbours;
   report.effective_neighbours_min = *std::min_element(effective.begin(), effective.end());
   report.effective_neighbours_max = *std::max_element(effective.begin(), effective.end());
   report.effective_neighbours_median = median(effective);
-  report.max_output_row_norm = *std::max_element(output_norm.begin(), output_norm.end());
-  report.median_output_row_norm = median(output_norm);
+  report.max_output_row_norm = *std::max_element(outcomes.output_norm.begin(), outcomes.output_norm.end());
+  report.median_output_row_norm = median(outcomes.output_norm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole synthesis, phase by phase.
+
+template <class Policy>
+synthesis_report synthesize(const std::vector<source_output>& pairs, const input_view& helper,
+                            const vocabulary_overlap& overlap, const Policy& policy, const synthesis_options& options,
+                            const char* context) {
+  constexpr combine_kind kind = combine_kind_of<Policy>();
+  validate_shapes(pairs, helper, overlap, context);
+  const rows_to_write rows = select_rows(overlap, options, helper.rows, context);
+  const int threads = resolve_threads(options.threads);
+  screen_inputs(pairs, helper, overlap, rows.missing, threads, context);
+
+  const overlap_scan scan = scan_overlap(pairs, helper, overlap, rows, threads);
+  synthesis_report report;
+  report.overlap = overlap.size();
+  report.median_source_row_norm = scan.median_source_row_norm;
+  report.copied_rows = rows.copy_end - rows.copy_begin;
+  report.synthesized_rows = Index(rows.missing.size());
+  if (rows.missing.empty()) return report;
+
+  const synthesis_plan plan = plan_synthesis(policy, pairs, helper.cols, overlap.size(), Index(rows.missing.size()),
+                                             threads, options.tile_bytes);
+  overlap_panels panels(pairs.size());
+  if (plan.resident) gather_resident_panels<kind>(panels, pairs, helper, overlap, scan.inverse_norm, threads);
+  if constexpr (kind == combine_kind::projected)
+    compute_projections(panels, pairs, helper, overlap, scan.inverse_norm, plan.resident, threads);
+
+  row_outcomes outcomes{std::vector<std::uint8_t>(rows.missing.size(), 0),
+                        std::vector<double>(rows.missing.size(), 0.0), std::vector<double>(rows.missing.size(), 0.0)};
+  const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
+  std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
+  std::mutex progress_mutex;
+  Index rows_done = 0;
+  parallel_for(plan.blocks.count, threads, [&](Index b, int worker) {
+    const Index m = engine.run(b, workers[static_cast<std::size_t>(worker)]);
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      rows_done += m;
+      options.progress(rows_done, plan.n_missing);
+    }
+  });
+  summarise_rows(outcomes, report);
   return report;
 }
+
+/// The pairs of a synthesis: (source, output), and the untied head's if there is one.
+template <class Source, class Output>
+std::vector<source_output> pairs_of(const Source& source, Output&& output) {
+  return {{input_view::from(make_view(source)), output_view::from(make_view(output))}};
+}
+template <class Source, class Output, class SourceHead, class OutputHead>
+std::vector<source_output> pairs_of(const Source& source, Output&& output,
+                                    const untied_head<SourceHead, OutputHead>& head) {
+  return {{input_view::from(make_view(source)), output_view::from(make_view(output))},
+          {input_view::from(make_view(head.source_head)), output_view::from(make_view(head.output_head)), "source_head",
+           "output_head"}};
+}
+
+/// The entry points' one path: views made once, the policy (or the one a `weighting` holds)
+/// checked and dispatched by visit_weighting.
+template <class Helper, class Policy>
+synthesis_report run_synthesis(const std::vector<source_output>& pairs, const Helper& helper,
+                               const vocabulary_overlap& overlap, const Policy& policy,
+                               const synthesis_options& options, const char* context) {
+  const input_view helper_view = input_view::from(make_view(helper));
+  return visit_weighting(policy,
+                         [&](const auto& p) { return synthesize(pairs, helper_view, overlap, p, options, context); });
+}
+
+template <class T>
+struct is_untied_head : std::false_type {};
+template <class S, class O>
+struct is_untied_head<untied_head<S, O>> : std::true_type {};
 
 }  // namespace detail
 
 /// Writes target rows of `output`: overlapping rows copied from `source` (eq. 2), missing rows
 /// synthesised from it with `policy` (eq. 3-4).
 ///
+/// @param[in]  source   #source_rows by d_source: the large source model's embeddings (or
+///                      output head)
 /// @param[in]  helper   #target_rows by d_helper: the helper (small target-language) model's
 ///                      input embeddings
 /// @param[in]  overlap  from intersect_vocabularies, with target ids < #target_rows and
 ///                      source ids < #source_rows
-/// @param[in]  source   #source_rows by d_source: the large source model's embeddings (or
-///                      output head)
 /// @param[out] output   #target_rows by d_source, caller-owned; rows outside the overlap and
 ///                      missing lists, or outside the row range, are not touched
-/// @param[in]  policy   weighting policy (weights.hpp); paper_weights is eq. 4 as published
-/// @param[in]  options  threads, tile budget, row range
+/// @param[in]  policy   weighting policy (weights.hpp), or a clp::weighting chosen at run time;
+///                      paper_weights is eq. 4 as published
+/// @param[in]  options  threads, tile budget, row range, progress
 /// Matrices may be of any type make_view accepts, with elements float, double, Eigen::half or
 /// Eigen::bfloat16; computation is float32.
 /// @throws clp::error on mismatched shapes, ids outside a matrix, NaN or infinite inputs
-template <class Policy = paper_weights, class Helper, class Source, class Output>
-synthesis_report synthesize_rows(const Helper& helper, const vocabulary_overlap& overlap, const Source& source,
+template <class Policy = paper_weights, class Source, class Helper, class Output,
+          class = std::enable_if_t<!detail::is_untied_head<Policy>::value>>
+synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                                  Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
-  const std::vector<detail::source_output> pairs{
-      {detail::input_view::from(make_view(source)), detail::output_view::from(make_view(output))}};
-  return detail::synthesize(detail::input_view::from(make_view(helper)), overlap, pairs, policy, options,
-                            "clp::synthesize_rows");
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output)), helper, overlap, policy, options,
+                               "clp::synthesize_rows");
 }
 
-/// synthesize_rows with a policy chosen at run time.
-template <class Helper, class Source, class Output>
-synthesis_report synthesize_rows(const Helper& helper, const vocabulary_overlap& overlap, const Source& source,
-                                 Output&& output, const weighting& policy, const synthesis_options& options = {}) {
-  return std::visit(
-      [&](const auto& p) { return synthesize_rows(helper, overlap, source, std::forward<Output>(output), p, options); },
-      policy);
+/// As above, for a model with an untied output head, named by `head` (see untied_head): the
+/// head's missing rows get the same weights (computed once) applied to the source head's rows.
+template <class Policy = paper_weights, class Source, class Helper, class Output, class SourceHead, class OutputHead>
+synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                                 Output&& output, const untied_head<SourceHead, OutputHead>& head,
+                                 const Policy& policy = {}, const synthesis_options& options = {}) {
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
+                               options, "clp::synthesize_rows");
 }
 
 }  // namespace clp

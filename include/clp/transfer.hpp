@@ -3,60 +3,52 @@
 
 /// @file
 /// The common case in one call: the whole target embedding (and optionally an untied output
-/// head) from the source model, the helper model and the vocabulary overlap.
+/// head) from the source model, the helper model and the vocabulary overlap. The arguments come
+/// in the one order every entry point uses: (source, helper, overlap, output, [untied_head],
+/// policy, options); see synthesize.hpp for why.
 
 #include <clp/matrix_view.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/vocabulary.hpp>
 #include <clp/weights.hpp>
 
+#include <type_traits>
 #include <utility>
-#include <variant>
-#include <vector>
 
 namespace clp {
 
 /// CLP-Transfer of the input embedding: overlapping rows copied (eq. 2), missing rows
-/// synthesised (eq. 3-4). Equivalent to synthesize_rows over all rows.
+/// synthesised (eq. 3-4). Equivalent to synthesize_rows over all rows (its errors name
+/// clp::synthesize_rows).
 ///
 /// @param[in]  source   #source_rows by d_source: large source model's input embeddings
 /// @param[in]  helper   #target_rows by d_helper: small helper model's input embeddings
 /// @param[in]  overlap  from intersect_vocabularies(source vocabulary, helper vocabulary,
 ///                      {source_rows, target_rows})
 /// @param[out] output   #target_rows by d_source, caller-owned, written in place
-/// @param[in]  policy   weighting policy; paper_weights is eq. 4 as published
+/// @param[in]  policy   weighting policy, or a clp::weighting; paper_weights is eq. 4 as
+///                      published
 /// @param[in]  options  threads, tile budget (and a row range, if wanted)
-template <class Policy = paper_weights, class Source, class Helper, class Output>
+template <class Policy = paper_weights, class Source, class Helper, class Output,
+          class = std::enable_if_t<!detail::is_untied_head<Policy>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                           Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
-  if constexpr (std::is_same_v<Policy, weighting>) {
-    return std::visit([&](const auto& p) { return transfer(source, helper, overlap, output, p, options); }, policy);
-  } else {
-    return synthesize_rows(helper, overlap, source, std::forward<Output>(output), policy, options);
-  }
+  return synthesize_rows(source, helper, overlap, std::forward<Output>(output), policy, options);
 }
 
-/// As above, for a model with an untied output head: the head gets the same treatment with the
-/// same weights (computed once) applied to the source head's rows.
+/// As above, for a model with an untied output head, named after `output`:
+/// `clp::transfer(source, helper, overlap, output, clp::untied_head{source_head, output_head})`.
+/// The head gets the same treatment with the same weights (computed once) applied to the
+/// source head's rows.
 ///
-/// @param[in]  source_head  #source_rows by d_head: the source model's output head
-/// @param[out] output_head  #target_rows by d_head
-template <class Policy = paper_weights, class Source, class SourceHead, class Helper, class Output, class OutputHead>
-synthesis_report transfer(const Source& source, const SourceHead& source_head, const Helper& helper,
-                          const vocabulary_overlap& overlap, Output&& output, OutputHead&& output_head,
-                          const Policy& policy = {}, const synthesis_options& options = {}) {
-  if constexpr (std::is_same_v<Policy, weighting>) {
-    return std::visit(
-        [&](const auto& p) { return transfer(source, source_head, helper, overlap, output, output_head, p, options); },
-        policy);
-  } else {
-    const std::vector<detail::source_output> pairs{
-        {detail::input_view::from(make_view(source)), detail::output_view::from(make_view(output))},
-        {detail::input_view::from(make_view(source_head)), detail::output_view::from(make_view(output_head)),
-         "source_head", "output_head"}};
-    return detail::synthesize(detail::input_view::from(make_view(helper)), overlap, pairs, policy, options,
-                              "clp::transfer");
-  }
+/// @param[in,out] head  source_head: #source_rows by d_head, the source model's output head;
+///                      output_head: #target_rows by d_head, written like `output`
+template <class Policy = paper_weights, class Source, class Helper, class Output, class SourceHead, class OutputHead>
+synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                          Output&& output, const untied_head<SourceHead, OutputHead>& head, const Policy& policy = {},
+                          const synthesis_options& options = {}) {
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
+                               options, "clp::transfer");
 }
 
 }  // namespace clp

@@ -5,15 +5,21 @@
 /// Weighting policies: how the cosine similarities of one missing target token to the
 /// overlapping tokens become the weights of eq. 3, e_t = sum_j w_tj a_j.
 ///
-/// A policy is a small value type. A dense policy (`is_sparse = false`) turns a row of
-/// |overlap| cosines into |overlap| weights: it may rewrite the row in place, and returns a
-/// `dense_weights` whose `scale` multiplies the row as the policy left it (paper_weights only
-/// returns 1 / sum and leaves the row alone, so the synthesis applies the scale to the much
-/// shorter output row instead of to every weight). A sparse policy (`is_sparse = true`) picks
-/// at most `max_neighbours(n)` (overlap index, weight) pairs, and synthesis then reads only
-/// those source rows. Either reports a row it cannot weight (no usable similarity): scale 0,
-/// or no pairs. Synthesis then falls back to the plain mean of the overlapping source rows and
-/// counts the row. Add a policy by writing such a type: synthesis does not change.
+/// A policy is a small value type that declares what it returns:
+/// - `static constexpr bool returns_neighbours = false`: it turns a row of |overlap| cosines
+///   into |overlap| weights, `dense_weights operator()(float* cosines, Index n,
+///   const cosine_statistics&) const`. It may rewrite the row in place, and returns a
+///   `dense_weights` whose `scale` multiplies the row as the policy left it (paper_weights only
+///   returns 1 / sum and leaves the row alone, so the synthesis applies the scale to the much
+///   shorter output row instead of to every weight).
+/// - `static constexpr bool returns_neighbours = true`: it returns a neighbour list, at most
+///   `Index max_neighbours(Index n) const` (overlap index, weight) pairs, through
+///   `Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const`,
+///   and synthesis then reads only those source rows.
+/// Either reports a row it cannot weight (no usable similarity): scale 0, or no pairs.
+/// Synthesis then falls back to the plain mean of the overlapping source rows and counts the
+/// row. Add a policy by writing such a type: synthesis does not change, and
+/// `is_weighting_policy<P>` (checked by every entry point) says whether P has that shape.
 ///
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.
@@ -29,6 +35,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace clp {
@@ -99,7 +106,7 @@ inline cosine_statistics statistics_of(const float* x, Index n) {
 /// The row is left as it is: the weights are the cosines times scale = 1 / sum. Declaring
 /// that (`scales_cosines`) lets the synthesis skip the second product: see synthesize.hpp.
 struct paper_weights {
-  static constexpr bool is_sparse = false;
+  static constexpr bool returns_neighbours = false;
   static constexpr bool scales_cosines = true;
   double min_sum_ratio = 1e-4;
 
@@ -125,7 +132,7 @@ struct scales_cosines<P, std::void_t<decltype(P::scales_cosines)>> : std::bool_c
 /// (the regime the paper assumes), and never inflates a row. A row without a positive cosine
 /// falls back to the mean. Rewrites the row to max(cos, 0); scale = 1 / sum max(cos, 0).
 struct clamped_weights {
-  static constexpr bool is_sparse = false;
+  static constexpr bool returns_neighbours = false;
 
   dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (!(s.sum_positive > 0)) return {};
@@ -143,7 +150,7 @@ struct clamped_weights {
 /// w = max(cos, 0) / sum over the k of max(cos, 0). Falls back to the mean when none of the k
 /// has a positive cosine. k larger than the overlap means the whole overlap.
 struct top_k_weights {
-  static constexpr bool is_sparse = true;
+  static constexpr bool returns_neighbours = true;
   Index k = 10;
 
   Index max_neighbours(Index n) const { return std::min(k, n); }
@@ -167,7 +174,7 @@ struct top_k_weights {
 /// cosine, so a tiny temperature tends to the single nearest neighbour and a huge one to equal
 /// weights over the k.
 struct softmax_weights {
-  static constexpr bool is_sparse = true;
+  static constexpr bool returns_neighbours = true;
   Index k = 10;
   float temperature = 0.1f;
 
@@ -191,7 +198,7 @@ struct softmax_weights {
 /// 1 of the best cosine can get weight. tau is found by Michelot's fixed point (each pass
 /// drops the entries at or below the current tau), a few O(n) passes with no sort.
 struct sparsemax_weights {
-  static constexpr bool is_sparse = false;
+  static constexpr bool returns_neighbours = false;
 
   dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (n == 0) return {};
@@ -218,8 +225,76 @@ struct sparsemax_weights {
   }
 };
 
-/// Any of the shipped policies, chosen at run time (the command-line programs do this).
+/// Any of the shipped policies, chosen at run time (the command-line programs do this). Every
+/// entry point that takes a policy takes a `weighting` too.
 using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights>;
+
+namespace detail {
+
+template <class P, class = void>
+struct declares_returns_neighbours : std::false_type {};
+template <class P>
+struct declares_returns_neighbours<P, std::enable_if_t<std::is_same_v<decltype(P::returns_neighbours), const bool>>>
+    : std::true_type {};
+
+template <class P, class = void>
+struct weighs_rows : std::false_type {};
+template <class P>
+struct weighs_rows<
+    P,
+    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<float*>(), Index{},
+                                                                             std::declval<const cosine_statistics&>())),
+                                           dense_weights>>> : std::true_type {};
+
+template <class P, class = void>
+struct picks_neighbours : std::false_type {};
+template <class P>
+struct picks_neighbours<
+    P, std::enable_if_t<
+           std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index> &&
+           std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<const float*>(), Index{},
+                                                                   std::declval<Index*>(), std::declval<float*>())),
+                                 Index>>> : std::true_type {};
+
+template <class P>
+constexpr bool has_policy_shape() {
+  if constexpr (!declares_returns_neighbours<P>::value)
+    return false;
+  else if constexpr (P::returns_neighbours)
+    return picks_neighbours<P>::value;
+  else
+    return weighs_rows<P>::value;
+}
+
+}  // namespace detail
+
+/// Whether P is a weighting policy: it declares `static constexpr bool returns_neighbours` and
+/// has the call operator (and, returning neighbours, the `max_neighbours`) that goes with it
+/// (see the top of this header). `weighting` itself is not a policy but holds one.
+template <class P>
+struct is_weighting_policy : std::bool_constant<detail::has_policy_shape<P>()> {};
+template <class P>
+inline constexpr bool is_weighting_policy_v = is_weighting_policy<P>::value;
+
+namespace detail {
+
+/// The one way every entry point takes a policy: f(policy) for a policy type, f(the policy it
+/// holds) for a `weighting`. A type that is neither stops the build with the message below.
+template <class Policy, class F>
+decltype(auto) visit_weighting(const Policy& policy, F&& f) {
+  if constexpr (std::is_same_v<Policy, weighting>) {
+    return std::visit(std::forward<F>(f), policy);
+  } else {
+    static_assert(is_weighting_policy_v<Policy>,
+                  "clp: not a weighting policy. A policy declares 'static constexpr bool returns_neighbours' and, "
+                  "when false, 'dense_weights operator()(float* cosines, Index n, const cosine_statistics&) const'; "
+                  "when true, 'Index max_neighbours(Index n) const' and 'Index operator()(const float* cosines, "
+                  "Index n, Index* neighbour, float* weight) const' (see <clp/weights.hpp>), or is a clp::weighting");
+    return std::forward<F>(f)(policy);
+  }
+}
+
+}  // namespace detail
 
 /// The policy named `name` ("paper", "clamped", "top-k", "softmax" or "sparsemax"), with k
 /// and temperature where the policy uses them.

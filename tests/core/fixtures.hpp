@@ -11,7 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "oracle.hpp"
+#include "../common/error_of.hpp"
+#include "../common/oracle.hpp"
 
 #include <clp/adapters/xtensor.hpp>
 #include <clp/clp.hpp>
@@ -176,16 +177,8 @@ inline double max_relative_row_error(const oracle::matrix& got, const oracle::ma
   return max_error;
 }
 
-/// The message of the clp::error thrown by f, or "" when f throws nothing.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const clp::error& e) {
-    return e.what();
-  }
-  return "";
-}
+/// The message of the clp::error thrown by f, or "" when f throws nothing (tests/common).
+using clp_test::error_of;
 
 /// synthesis_options by field name (the struct grows; positional braces would break).
 inline clp::synthesis_options options(int threads, std::size_t tile_bytes, Index first_row = 0, Index last_row = -1) {

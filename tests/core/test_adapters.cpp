@@ -116,9 +116,9 @@ TEST_CASE("Eigen adapter: an inner stride other than one is a clp::error, not a 
   Eigen::MatrixXf source = Eigen::MatrixXf::Ones(4, 4);
   Eigen::MatrixXf output = Eigen::MatrixXf::Zero(16, 4);
   const strided_map strided_source(buffer, 4, 4, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(8, 2));
-  CHECK_THROWS_AS(clp::synthesize_rows(helper, overlap, strided_source, output), clp::error);
+  CHECK_THROWS_AS(clp::synthesize_rows(strided_source, helper, overlap, output), clp::error);
   strided_map strided_output(buffer, 16, 4, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(1, 16));
-  CHECK_THROWS_AS(clp::synthesize_rows(helper, overlap, source, strided_output), clp::error);
+  CHECK_THROWS_AS(clp::synthesize_rows(source, helper, overlap, strided_output), clp::error);
   CHECK((output.array() == 0).all());
 }
 
@@ -161,7 +161,7 @@ TEST_CASE("every layout mixes with every other in one call") {
   auto helper = fixtures::make<fixtures::xtensor_matrix<float>>(helper_values);
   auto source = fixtures::make<fixtures::raw_buffer<Eigen::bfloat16>>(source_values);
   fixtures::eigen_block<double> output(120, 10, 0.0);
-  clp::synthesize_rows(helper.get(), overlap, source.get(), output.get(), clp::sparsemax_weights{});
+  clp::synthesize_rows(source.get(), helper.get(), overlap, output.get(), clp::sparsemax_weights{});
   CHECK(output.border_intact());
   const auto want = oracle::synthesize(helper_values, overlap.target_ids, overlap.source_ids, overlap.missing_ids,
                                        source_values, oracle::policy{oracle::kind::sparsemax});

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 using fixtures::error_of;
@@ -20,17 +21,8 @@ constexpr double sentinel = 999.0;
 
 /// Per-column mean and population standard deviation in double, from the definition.
 clp::column_statistics oracle_statistics(const oracle::matrix& m) {
-  clp::column_statistics s{std::vector<double>(std::size_t(m.cols), 0.0), std::vector<double>(std::size_t(m.cols), 0.0)};
-  for (clp::Index c = 0; c < m.cols; ++c) {
-    double sum = 0;
-    for (clp::Index r = 0; r < m.rows; ++r) sum += m(r, c);
-    const double mean = sum / double(m.rows);
-    double squares = 0;
-    for (clp::Index r = 0; r < m.rows; ++r) squares += (m(r, c) - mean) * (m(r, c) - mean);
-    s.mean[std::size_t(c)] = mean;
-    s.stddev[std::size_t(c)] = std::sqrt(squares / double(m.rows));
-  }
-  return s;
+  oracle::column_moments s = oracle::moments_of(m);
+  return {std::move(s.mean), std::move(s.stddev)};
 }
 
 /// Statistics with a large mean in some columns (cancellation) and a zero deviation in one.

@@ -101,7 +101,7 @@ oracle::matrix run(const problem& p, const clp::weighting& policy, const clp::sy
   auto helper = fixtures::make<L>(p.helper);
   auto source = fixtures::make<L>(p.source);
   L output(p.helper.rows, p.source.cols, sentinel);
-  const auto r = clp::synthesize_rows(helper.get(), p.overlap, source.get(), output.get(), policy, options);
+  const auto r = clp::synthesize_rows(source.get(), helper.get(), p.overlap, output.get(), policy, options);
   if (report) *report = r;
   if constexpr (std::is_same_v<L, fixtures::eigen_block<typename L::scalar>>) {
     CHECK(output.border_intact());
@@ -116,7 +116,7 @@ row_major synthesize(const row_major& helper, const clp::vocabulary_overlap& ove
                      const Policy& policy, const clp::synthesis_options& options = {},
                      clp::synthesis_report* report = nullptr) {
   row_major output = row_major::Constant(helper.rows(), source.cols(), float(sentinel));
-  const auto r = clp::synthesize_rows(helper, overlap, source, output, policy, options);
+  const auto r = clp::synthesize_rows(source, helper, overlap, output, policy, options);
   if (report) *report = r;
   return output;
 }
@@ -186,7 +186,7 @@ TEST_CASE_TEMPLATE("synthesize_rows: bfloat16 storage matches the oracle fed the
     auto helper = fixtures::make<L>(p.helper);
     auto source = fixtures::make<L>(p.source);
     row_major output = row_major::Constant(p.helper.rows, p.source.cols, float(sentinel));
-    report = clp::synthesize_rows(helper.get(), p.overlap, source.get(), output, policies[i], options);
+    report = clp::synthesize_rows(source.get(), helper.get(), p.overlap, output, policies[i], options);
     check_against(to_oracle(output), report, p, want[i], 1e-5);
   }
 }
@@ -253,7 +253,7 @@ namespace {
 /// paper_weights without the `scales_cosines` declaration: synthesis multiplies its weights by
 /// the overlapping source rows instead of projecting through P = sum_j n_j a_j^T.
 struct paper_weights_unprojected {
-  static constexpr bool is_sparse = false;
+  static constexpr bool returns_neighbours = false;
   clp::dense_weights operator()(float* cosines, clp::Index n, const clp::cosine_statistics& s) const {
     return clp::paper_weights{}(cosines, n, s);
   }
@@ -321,7 +321,7 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
       const clp::Index a = cuts[k], b = cuts[k + 1];
       CAPTURE(a);
       const auto report =
-          clp::synthesize_rows(helper, p.overlap, source, pieces, policy, fixtures::options(2, 256 << 10, a, b));
+          clp::synthesize_rows(source, helper, p.overlap, pieces, policy, fixtures::options(2, 256 << 10, a, b));
       CHECK(report.copied_rows + report.synthesized_rows == b - a);
       CHECK(fixtures::same_bits(row_major(pieces.topRows(b)), row_major(whole.topRows(b))));
       CHECK((pieces.bottomRows(whole.rows() - b).array() == float(sentinel)).all());
@@ -330,7 +330,7 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
 
     // A range in the middle touches nothing outside it.
     row_major middle = row_major::Constant(whole.rows(), whole.cols(), float(sentinel));
-    clp::synthesize_rows(helper, p.overlap, source, middle, policy, fixtures::options(1, 64 << 20, 300, 1100));
+    clp::synthesize_rows(source, helper, p.overlap, middle, policy, fixtures::options(1, 64 << 20, 300, 1100));
     CHECK((middle.topRows(300).array() == float(sentinel)).all());
     CHECK((middle.bottomRows(400).array() == float(sentinel)).all());
     CHECK(fixtures::same_bits(row_major(middle.middleRows(300, 800)), row_major(whole.middleRows(300, 800))));
@@ -338,17 +338,18 @@ TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges
 
   // An empty range writes nothing; a range outside the rows is an error.
   row_major output = row_major::Constant(1500, 48, float(sentinel));
-  const auto empty = clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{},
+  const auto empty = clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
                                           fixtures::options(1, 1 << 20, 9, 9));
   CHECK(empty.copied_rows + empty.synthesized_rows == 0);
   CHECK((output.array() == float(sentinel)).all());
   CHECK(error_of([&] {
-          clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{}, fixtures::options(1, 1 << 20, 10, 9));
+          clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
+                               fixtures::options(1, 1 << 20, 10, 9));
         }).find("row range [10, 9) is outside the 1500 target rows") != std::string::npos);
-  CHECK_THROWS_AS(clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{},
+  CHECK_THROWS_AS(clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
                                        fixtures::options(1, 1 << 20, 0, 1501)),
                   clp::error);
-  CHECK_THROWS_AS(clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{},
+  CHECK_THROWS_AS(clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
                                        fixtures::options(1, 1 << 20, -1, 5)),
                   clp::error);
 }
@@ -363,7 +364,7 @@ TEST_CASE("synthesize_rows: progress reports every row once, in increasing count
     auto options = fixtures::options(threads, 256 << 10, 200, 1400);
     options.progress = [&](clp::Index done, clp::Index total) { calls.emplace_back(done, total); };
     row_major output(1500, 48);
-    const auto report = clp::synthesize_rows(helper, p.overlap, source, output, clp::paper_weights{}, options);
+    const auto report = clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{}, options);
     REQUIRE(calls.size() >= 2);  // several blocks
     for (std::size_t i = 0; i < calls.size(); ++i) {
       CHECK(calls[i].second == report.synthesized_rows);
@@ -577,7 +578,7 @@ TEST_CASE("synthesize_rows: NaN or infinity in the inputs is an error naming the
     (c.in_helper ? helper : source)(c.row, c.column) = c.value;
     row_major output = row_major::Constant(200, 6, float(sentinel));
     for (const auto& policy : fixtures::every_policy()) {
-      const std::string message = error_of([&] { clp::synthesize_rows(helper, p.overlap, source, output, policy); });
+      const std::string message = error_of([&] { clp::synthesize_rows(source, helper, p.overlap, output, policy); });
       CHECK(message.find(c.message) != std::string::npos);
       CHECK(message.find("clp::synthesize_rows") == 0);
     }
@@ -590,7 +591,7 @@ TEST_CASE("synthesize_rows: NaN or infinity in the inputs is an error naming the
     ++unused;
   source(unused, 0) = NAN;
   row_major output(200, 6);
-  CHECK_NOTHROW(clp::synthesize_rows(to_eigen(p.helper), p.overlap, source, output, clp::paper_weights{}));
+  CHECK_NOTHROW(clp::synthesize_rows(source, to_eigen(p.helper), p.overlap, output, clp::paper_weights{}));
   CHECK(output.allFinite());
 }
 
@@ -600,7 +601,7 @@ TEST_CASE("synthesize_rows: mismatched sizes, ids outside the matrices and an em
   const row_major source = to_eigen(p.source);
   row_major output = row_major::Constant(200, 6, float(sentinel));
   auto message = [&](const clp::vocabulary_overlap& overlap, const row_major& h, const row_major& s, row_major& o) {
-    return error_of([&] { clp::synthesize_rows(h, overlap, s, o, clp::paper_weights{}); });
+    return error_of([&] { clp::synthesize_rows(s, h, overlap, o, clp::paper_weights{}); });
   };
   auto has = [](const std::string& text, const std::string& part) {
     INFO(text);

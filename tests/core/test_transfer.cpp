@@ -42,7 +42,7 @@ TEST_CASE_TEMPLATE("transfer: equals synthesize_rows over all rows, and the orac
     INFO("policy " << fixtures::name_of(policy));
     L by_transfer(600, 40, sentinel), by_synthesis(600, 40, sentinel);
     const auto report = clp::transfer(source.get(), helper.get(), p.overlap, by_transfer.get(), policy, options);
-    clp::synthesize_rows(helper.get(), p.overlap, source.get(), by_synthesis.get(), policy, options);
+    clp::synthesize_rows(source.get(), helper.get(), p.overlap, by_synthesis.get(), policy, options);
     const oracle::matrix got = fixtures::values_of(by_transfer, 600, 40);
     CHECK(got.values == fixtures::values_of(by_synthesis, 600, 40).values);
     CHECK(report.copied_rows == 230);
@@ -82,11 +82,11 @@ TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
     L output(600, 40, sentinel), output_head(600, 28, sentinel);
-    const auto report = clp::transfer(source.get(), source_head.get(), helper.get(), p.overlap, output.get(),
-                                      output_head.get(), policy, options);
+    const auto report = clp::transfer(source.get(), helper.get(), p.overlap, output.get(),
+                                      clp::untied_head{source_head.get(), output_head.get()}, policy, options);
     L alone(600, 40, sentinel), alone_head(600, 28, sentinel);
-    const auto report_alone = clp::synthesize_rows(helper.get(), p.overlap, source.get(), alone.get(), policy, options);
-    clp::synthesize_rows(helper.get(), p.overlap, source_head.get(), alone_head.get(), policy, options);
+    const auto report_alone = clp::synthesize_rows(source.get(), helper.get(), p.overlap, alone.get(), policy, options);
+    clp::synthesize_rows(source_head.get(), helper.get(), p.overlap, alone_head.get(), policy, options);
     CHECK(fixtures::values_of(output, 600, 40).values == fixtures::values_of(alone, 600, 40).values);
     CHECK(fixtures::values_of(output_head, 600, 28).values == fixtures::values_of(alone_head, 600, 28).values);
     // The report describes the first output, as the single call's does.
@@ -109,11 +109,11 @@ TEST_CASE("transfer with an untied head of another element type, a row range and
   bf16_matrix output_head = bf16_matrix::Constant(600, 28, Eigen::bfloat16(float(sentinel)));
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
-    clp::transfer(source, source_head, helper, p.overlap, output, output_head, policy, options);
+    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, output_head}, policy, options);
     row_major alone = row_major::Constant(600, 40, float(sentinel));
     bf16_matrix alone_head = bf16_matrix::Constant(600, 28, Eigen::bfloat16(float(sentinel)));
-    clp::synthesize_rows(helper, p.overlap, source, alone, policy, options);
-    clp::synthesize_rows(helper, p.overlap, source_head, alone_head, policy, options);
+    clp::synthesize_rows(source, helper, p.overlap, alone, policy, options);
+    clp::synthesize_rows(source_head, helper, p.overlap, alone_head, policy, options);
     CHECK(fixtures::same_bits(output, alone));
     CHECK(fixtures::same_bits(output_head, alone_head));
   }
@@ -129,15 +129,21 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   const row_major source_head = fixtures::make<fixtures::eigen_row_major<float>>(p.source_head).m;
   row_major output = row_major::Constant(600, 40, float(sentinel));
   row_major short_head = row_major::Constant(599, 28, float(sentinel));
-  const std::string rows = error_of([&] { clp::transfer(source, source_head, helper, p.overlap, output, short_head); });
+  const std::string rows = error_of([&] {
+    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, short_head});
+  });
   CHECK(rows.find("clp::transfer") == 0);
   CHECK(rows.find("has 599 rows but 'helper' has 600") != std::string::npos);
   row_major wide_head = row_major::Constant(600, 29, float(sentinel));
-  const std::string cols = error_of([&] { clp::transfer(source, source_head, helper, p.overlap, output, wide_head); });
+  const std::string cols = error_of([&] {
+    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, wide_head});
+  });
   CHECK(cols.find("'output_head' has 29 columns but 'source_head' has 28") != std::string::npos);
   const row_major few_head_rows = source_head.topRows(100);
   row_major head = row_major::Constant(600, 28, float(sentinel));
-  const std::string ids = error_of([&] { clp::transfer(source, few_head_rows, helper, p.overlap, output, head); });
+  const std::string ids = error_of([&] {
+    clp::transfer(source, helper, p.overlap, output, clp::untied_head{few_head_rows, head});
+  });
   CHECK(ids.find("is outside the 100 rows of 'source_head'") != std::string::npos);
   CHECK((output.array() == float(sentinel)).all());
   CHECK((head.array() == float(sentinel)).all());

@@ -308,3 +308,49 @@ TEST_CASE("make_weighting: names, parameters and errors") {
   CHECK_THROWS_AS(clp::make_weighting("softmax", 10, INFINITY), clp::error);
   CHECK_THROWS_AS(clp::make_weighting("softmax", 10, NAN), clp::error);
 }
+
+namespace {
+// Shapes that are not policies: no declaration, the old name, the wrong call operator for what
+// the policy declares, and a neighbour policy without max_neighbours.
+struct undeclared {
+  clp::dense_weights operator()(float*, clp::Index, const clp::cosine_statistics&) const { return {}; }
+};
+struct old_name {
+  static constexpr bool is_sparse = false;
+  clp::dense_weights operator()(float*, clp::Index, const clp::cosine_statistics&) const { return {}; }
+};
+struct declares_dense_returns_neighbours {
+  static constexpr bool returns_neighbours = false;
+  clp::Index operator()(const float*, clp::Index, clp::Index*, float*) const { return 0; }
+};
+struct neighbours_without_count {
+  static constexpr bool returns_neighbours = true;
+  clp::Index operator()(const float*, clp::Index, clp::Index*, float*) const { return 0; }
+};
+struct custom_neighbours {
+  static constexpr bool returns_neighbours = true;
+  clp::Index max_neighbours(clp::Index n) const { return n; }
+  clp::Index operator()(const float*, clp::Index, clp::Index*, float*) const { return 0; }
+};
+}  // namespace
+
+TEST_CASE("is_weighting_policy: every shipped policy and a custom one, and not the shapes that are not") {
+  static_assert(clp::is_weighting_policy_v<clp::paper_weights>);
+  static_assert(clp::is_weighting_policy_v<clp::clamped_weights>);
+  static_assert(clp::is_weighting_policy_v<clp::top_k_weights>);
+  static_assert(clp::is_weighting_policy_v<clp::softmax_weights>);
+  static_assert(clp::is_weighting_policy_v<clp::sparsemax_weights>);
+  static_assert(clp::is_weighting_policy_v<custom_neighbours>);
+  static_assert(!clp::is_weighting_policy_v<clp::weighting>);
+  static_assert(!clp::is_weighting_policy_v<int>);
+  static_assert(!clp::is_weighting_policy_v<undeclared>);
+  static_assert(!clp::is_weighting_policy_v<old_name>);
+  static_assert(!clp::is_weighting_policy_v<declares_dense_returns_neighbours>);
+  static_assert(!clp::is_weighting_policy_v<neighbours_without_count>);
+  // What each shipped policy returns.
+  CHECK(clp::top_k_weights::returns_neighbours);
+  CHECK(clp::softmax_weights::returns_neighbours);
+  CHECK_FALSE(clp::paper_weights::returns_neighbours);
+  CHECK_FALSE(clp::clamped_weights::returns_neighbours);
+  CHECK_FALSE(clp::sparsemax_weights::returns_neighbours);
+}

@@ -1,6 +1,8 @@
 // Tests for <clp/knn_overlap.hpp>: the neighbour search against a brute-force double oracle,
 // determinism over threads and tile budgets, the tie rule, the sampled overload, every error,
 // and every kind of input matrix.
+#include "../common/error_of.hpp"
+
 #include <clp/adapters/eigen.hpp>
 #include <clp/adapters/xtensor.hpp>
 #include <clp/knn_overlap.hpp>
@@ -94,15 +96,7 @@ std::vector<clp::Index> all_rows(clp::Index n) {
   return ids;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const clp::error& e) {
-    return e.what();
-  }
-  return "no clp::error";
-}
+using clp_test::error_of;
 
 }  // namespace
 

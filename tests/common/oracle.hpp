@@ -284,6 +284,43 @@ inline result synthesize(const matrix& helper, const std::vector<index>& target_
 }
 
 // ---------------------------------------------------------------------------------------------
+// The baselines' pieces.
+
+/// output(target_ids[i]) = source(source_ids[i]) for every i (eq. 2).
+inline void copy_overlap(const matrix& source, const std::vector<index>& target_ids,
+                         const std::vector<index>& source_ids, matrix& output) {
+  for (std::size_t i = 0; i < target_ids.size(); ++i)
+    for (index c = 0; c < source.cols; ++c) output(target_ids[i], c) = source(source_ids[i], c);
+}
+
+/// Per-column mean and population standard deviation, from the definitions.
+struct column_moments {
+  std::vector<double> mean, stddev;
+};
+
+inline column_moments moments_of(const matrix& m) {
+  column_moments s{std::vector<double>(std::size_t(m.cols), 0.0), std::vector<double>(std::size_t(m.cols), 0.0)};
+  for (index c = 0; c < m.cols; ++c) {
+    double sum = 0;
+    for (index r = 0; r < m.rows; ++r) sum += m(r, c);
+    const double mean = sum / double(m.rows);
+    double squares = 0;
+    for (index r = 0; r < m.rows; ++r) squares += (m(r, c) - mean) * (m(r, c) - mean);
+    s.mean[std::size_t(c)] = mean;
+    s.stddev[std::size_t(c)] = std::sqrt(squares / double(m.rows));
+  }
+  return s;
+}
+
+/// The moments of the given rows of m.
+inline column_moments moments_of(const matrix& m, const std::vector<index>& rows) {
+  matrix picked(index(rows.size()), m.cols);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (index c = 0; c < m.cols; ++c) picked(index(i), c) = m(rows[i], c);
+  return moments_of(picked);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Test data.
 
 /// rows x cols normal draws plus `anisotropy` times one shared random direction (trained
