@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   transfer->add_option("--helper", t.helper, "Small helper model folder speaking the target vocabulary")->required();
   transfer->add_option("--output", t.output, "Output model folder (must not exist unless --force)")->required();
   transfer->add_option("--report", t.report, "Also write a JSON report here");
-  transfer->add_option("--threads", t.threads, "Worker threads (0: all cores)");
-  transfer->add_option("--tile-mb", t.tile_mb, "Working memory of the synthesis, MiB")->capture_default_str();
+  transfer->add_option("--threads", t.execution.threads, "Worker threads (0: all cores)");
+  transfer->add_option("--tile-mb", t.execution.tile_mb, "Working memory of the synthesis, MiB")->capture_default_str();
   transfer->add_option("--embedding-tensor", t.embedding_tensor, "Source input embedding name (default: found)");
   transfer->add_option("--helper-embedding-tensor", t.helper_embedding_tensor,
                        "Helper input embedding name (default: found)");
@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
   similarity->add_option("--sample", s.sample, "Average over this many seeded random tokens (0: all)")
       ->capture_default_str();
   similarity->add_option("--seed", s.seed, "Seed of the sample")->capture_default_str();
-  similarity->add_option("--threads", s.threads, "Worker threads (0: all cores)");
-  similarity->add_option("--tile-mb", s.tile_mb, "Working memory, MiB")->capture_default_str();
+  similarity->add_option("--threads", s.execution.threads, "Worker threads (0: all cores)");
+  similarity->add_option("--tile-mb", s.execution.tile_mb, "Working memory, MiB")->capture_default_str();
   similarity->add_flag("--json", s.json, "Print JSON");
 
   try {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embedding.hpp"
+#include "execution_arguments.hpp"
 #include "io/hf_model.hpp"
 
 namespace clp::program {
@@ -24,8 +25,7 @@ struct similarity_arguments {
   Index k = 10;
   Index sample = 0;  // 0: the whole vocabulary
   std::uint64_t seed = 0;
-  int threads = 0;
-  double tile_mb = 64;
+  execution_arguments execution;  // --threads, --tile-mb
   bool json = false;
 };
 
@@ -45,10 +45,7 @@ inline std::vector<Index> seeded_sample(Index n, Index count, std::uint64_t seed
 }
 
 inline void run_similarity(const similarity_arguments& args) {
-  if (args.threads < 0)
-    throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
-  if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
-    throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
+  args.execution.check();
   const io::model_folder a(args.a), b(args.b);
   const io::token_vocabulary va = io::read_vocabulary(args.a);
   const io::token_vocabulary vb = io::read_vocabulary(args.b);
@@ -66,15 +63,14 @@ inline void run_similarity(const similarity_arguments& args) {
     // knn_overlap screens the token rows; a NaN in padding still means a broken checkpoint.
     std::vector<Index> padding;
     for (Index r = rows; r < e->rows(); ++r) padding.push_back(r);
-    e->require_finite(padding, args.threads);
+    e->require_finite(padding, args.execution.threads);
   }
   if (args.sample < 0 || args.sample > rows)
     throw std::runtime_error("--sample must be between 1 and the " + std::to_string(rows) + " tokens");
 
   knn_options options;
+  static_cast<clp::execution_options&>(options) = args.execution.options();
   options.k = args.k;
-  options.threads = args.threads;
-  options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
   const std::vector<Index> queries = args.sample > 0 ? seeded_sample(rows, args.sample, args.seed) : [&] {
     std::vector<Index> all(static_cast<std::size_t>(rows));
     for (Index i = 0; i < rows; ++i) all[i] = i;

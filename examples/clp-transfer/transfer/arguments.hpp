@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "execution_arguments.hpp"
 #include "io/hf_model.hpp"
 
 namespace clp::program {
@@ -61,8 +62,7 @@ inline weighting_choice parse_weighting(const std::string& name, Index k, float 
 
 struct transfer_arguments {
   std::filesystem::path source, helper, output, report;
-  int threads = 0;
-  double tile_mb = 256;
+  execution_arguments execution;  // --threads, --tile-mb
   std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
   bool force = false, quiet = false;
   bool fsync = false;  // flush the output to disk before the rename
@@ -82,10 +82,7 @@ inline void check_arguments(const transfer_arguments& args) {
     if (!std::filesystem::is_directory(parent))
       io::detail::fail(args.report, "parent directory " + parent.string() + " does not exist");
   }
-  if (args.threads < 0)
-    throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(args.threads));
-  if (!(args.tile_mb > 0) || !(args.tile_mb <= 1 << 20))
-    throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
+  args.execution.check();
   for (const auto& input : {args.source, args.helper}) {
     std::error_code ignored;
     if (std::filesystem::equivalent(io::detail::without_trailing_separator(args.output), input, ignored))

@@ -3,7 +3,7 @@
 // work; this phase only hands it the matrices in their own element type.
 #pragma once
 
-#include <clp/random_init.hpp>
+#include <clp/baselines.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/transfer.hpp>
 
@@ -27,30 +27,12 @@ struct synthesised_embeddings {
 
 namespace detail {
 
-/// Overlapping rows copied from `source`, the others drawn from its per-column normal.
-template <class T>
-void overlap_random(clp::matrix_view<const T> source, const vocabulary_overlap& overlap, clp::matrix_view<T> output,
-                    std::uint64_t seed) {
-  for (Index i = 0; i < overlap.size(); ++i)
-    for (Index c = 0; c < source.cols(); ++c) output(overlap.target_ids[i], c) = source(overlap.source_ids[i], c);
-  clp::random_rows(clp::column_statistics_of(source), output, overlap.missing_ids, seed);
-}
-
-/// Every row drawn from the per-column normal of `source`.
-template <class T>
-void random_init(clp::matrix_view<const T> source, clp::matrix_view<T> output, std::uint64_t seed) {
-  std::vector<Index> all(static_cast<std::size_t>(output.rows()));
-  for (Index r = 0; r < output.rows(); ++r) all[r] = r;
-  clp::random_rows(clp::column_statistics_of(source), output, all, seed);
-}
-
 /// CLP-Transfer: clp::transfer with the embedding (and the untied head) of the source.
 inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
                                       progress_reporter& progress) {
   synthesis_options options;
-  options.threads = args.threads;
-  options.tile_bytes = static_cast<std::size_t>(args.tile_mb * double(1 << 20));
+  static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   const loaded_model& source = models.source;
   return source.embedding.visit([&](auto source_view) {
@@ -59,8 +41,9 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
       if (!source.head)
         return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), args.weighting.policy,
                              options);
-      return clp::transfer(source_view, source.head->view<const T>(), helper_view, overlap, out.embedding.view<T>(),
-                           out.head->view<T>(), args.weighting.policy, options);
+      return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(),
+                           clp::untied_head{source.head->view<const T>(), out.head->view<T>()}, args.weighting.policy,
+                           options);
     });
   });
 }
@@ -74,9 +57,9 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
     from.visit([&](auto from_view) {
       using T = typename decltype(from_view)::value_type;
       if (keep_overlap)
-        overlap_random(from_view, overlap, to.view<T>(), args.seed);
+        clp::overlap_random(from_view, overlap, to.view<T>(), args.seed);
       else
-        random_init(from_view, to.view<T>(), args.seed);
+        clp::random_init(from_view, to.view<T>(), args.seed);
     });
   };
   draw(models.source.embedding, out.embedding);
@@ -101,7 +84,7 @@ inline synthesised_embeddings synthesise(const loaded_models& models, const voca
                              {}};
   if (source.head)
     out.head.emplace(source.head->dtype(), target_rows, source.head->cols(), "output " + *source.head_name);
-  require_finite_elsewhere(models, overlap, args.method, args.threads);
+  require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
   out.report = naming_the_file(models, [&] {
     return args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
                                                : detail::draw_rows(models, overlap, out, args);
