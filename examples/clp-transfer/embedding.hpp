@@ -35,21 +35,24 @@ class embedding_matrix {
   static embedding_matrix read(const io::model_folder& folder, const std::string& name) {
     const io::located_tensor found = folder.locate(name);
     const io::tensor_entry& tensor = found.tensor;
-    const std::string where = found.file.path().string();
     if (tensor.shape.size() != 2)
-      io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
-                                  io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1],
-                       where + " tensor " + io::detail::quoted_name(name),
-                       /*allocate=*/false);
-    if (tensor.byte_size > 0 && tensor.offset % m.element_size() == 0) {
-      m.mapping_ = found.file.map(tensor);
-      m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
-    } else {
-      m.data_ = m.memory_.reserve(tensor.byte_size);
-      found.file.read(tensor, m.data_, tensor.byte_size);
-    }
-    return m;
+      io::detail::fail(found.file.path(), "tensor " + io::detail::quoted_name(name) + " has shape " +
+                                              io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
+    return read(found, tensor.shape[0], tensor.shape[1]);
+  }
+
+  /// Tensor `name` of `folder` of any shape, seen as the rows x cols matrix its row-major bytes
+  /// are: a per-token bias [V] or [1, V] as V x 1, a [1, V, a, b] tensor as V x (a * b). Its
+  /// element count must be rows * cols.
+  static embedding_matrix read(const io::model_folder& folder, const std::string& name, Index rows, Index cols) {
+    const io::located_tensor found = folder.locate(name);
+    std::int64_t count = 1;
+    for (std::int64_t d : found.tensor.shape) count *= d;
+    if (count != rows * cols)
+      io::detail::fail(found.file.path(), "tensor " + io::detail::quoted_name(name) + " has shape " +
+                                              io::detail::format_shape(found.tensor.shape) + ", not " +
+                                              std::to_string(rows) + " x " + std::to_string(cols) + " values");
+    return read(found, rows, cols);
   }
 
   /// A rows x cols matrix of `dtype` in memory, uninitialised: every element must be written.
@@ -127,6 +130,21 @@ class embedding_matrix {
       data_ = memory_.reserve(byte_size());
       writable_ = true;
     }
+  }
+
+  static embedding_matrix read(const io::located_tensor& found, Index rows, Index cols) {
+    const io::tensor_entry& tensor = found.tensor;
+    const std::string where = found.file.path().string();
+    embedding_matrix m(tensor.dtype, rows, cols, where + " tensor " + io::detail::quoted_name(tensor.name),
+                       /*allocate=*/false);
+    if (tensor.byte_size > 0 && tensor.offset % m.element_size() == 0) {
+      m.mapping_ = found.file.map(tensor);
+      m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
+    } else {
+      m.data_ = m.memory_.reserve(tensor.byte_size);
+      found.file.read(tensor, m.data_, tensor.byte_size);
+    }
+    return m;
   }
 
   /// The library's type-erased view: its visit_kind is the one dispatch on the element type.

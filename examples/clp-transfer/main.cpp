@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
   transfer->add_option("--helper-embedding-tensor", t.helper_embedding_tensor,
                        "Helper input embedding name (default: found)");
   transfer->add_option("--lm-head-tensor", t.lm_head_tensor, "Source untied output head name (default: found)");
+  transfer
+      ->add_option("--transfer-tensor", t.transfer_tensors,
+                   "Also transfer this source tensor (one row or value per token) with the embedding's weights; "
+                   "repeatable")
+      ->allow_extra_args(false);
   transfer->add_option("--method", method, "clp | overlap-random | random")->capture_default_str();
   transfer->add_option("--weighting", weighting, "paper | clamped | top-k | softmax | sparsemax")
       ->capture_default_str();

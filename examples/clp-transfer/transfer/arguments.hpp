@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "execution_arguments.hpp"
 #include "io/hf_model.hpp"
@@ -64,6 +65,7 @@ struct transfer_arguments {
   std::filesystem::path source, helper, output, report;
   execution_arguments execution;  // --threads, --tile-mb
   std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
+  std::vector<std::string> transfer_tensors;  // --transfer-tensor, repeatable
   bool force = false, quiet = false;
   bool fsync = false;  // flush the output to disk before the rename
   transfer_method method = transfer_method::clp;

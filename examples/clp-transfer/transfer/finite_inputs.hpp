@@ -39,13 +39,14 @@ inline void require_finite_elsewhere(const loaded_models& models, const vocabula
                                      transfer_method method, int threads) {
   const loaded_model& source = models.source;
   if (method == transfer_method::clp) {
-    for (const embedding_matrix* m : {&source.embedding, source.head ? &*source.head : nullptr})
-      if (m) m->require_finite(detail::rows_outside(m->rows(), overlap.source_ids), threads);
+    const std::vector<Index> outside = detail::rows_outside(source.embedding.rows(), overlap.source_ids);
+    source.embedding.require_finite(outside, threads);
+    for (const transferred_tensor& t : source.transferred) t.source.require_finite(outside, threads);
     return;
   }
   source.embedding.require_finite();
   models.helper.embedding.require_finite();
-  if (source.head) source.head->require_finite();
+  for (const transferred_tensor& t : source.transferred) t.source.require_finite();
 }
 
 /// Runs `call` (a library call on the inputs); when the library refuses it, looks for the
@@ -57,7 +58,7 @@ auto naming_the_file(const loaded_models& models, Call call) {
   } catch (const clp::error&) {
     models.source.embedding.require_finite();
     models.helper.embedding.require_finite();
-    if (models.source.head) models.source.head->require_finite();
+    for (const transferred_tensor& t : models.source.transferred) t.source.require_finite();
     throw;
   }
 }

@@ -15,7 +15,9 @@
 #include "embedding.hpp"
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
+#include "language_model_config.hpp"
 #include "transfer/arguments.hpp"
+#include "transfer/vocabulary_layout.hpp"
 
 namespace clp::program {
 
@@ -24,15 +26,19 @@ struct loaded_model {
   io::model_folder folder;
   std::string embedding_name;
   embedding_matrix embedding;  ///< the input embedding, #rows by hidden size
-  /// The source's untied output head (same shape and dtype as its embedding), if it has one.
-  std::optional<std::string> head_name;
-  std::optional<embedding_matrix> head;
+  /// The source's: every tensor with a row or value per token and its role (vocabulary_layout.hpp).
+  vocabulary_plan plan;
+  /// The source's tensors transferred with the embedding's weights (untied head, per-token
+  /// biases, --transfer-tensor), each #rows by its values per token, in its own dtype.
+  std::vector<transferred_tensor> transferred;
 };
 
 struct loaded_models {
   loaded_model source, helper;
   /// The vocabularies' intersection, running or done; match_vocabularies waits for it.
   std::future<vocabulary_overlap> intersection;
+  /// The output's config.json, and what became of the source's other token ids in it.
+  transferred_config config;
 };
 
 namespace detail {
@@ -112,14 +118,15 @@ inline void require_ids_fit(const io::token_vocabulary& vocabulary, const std::f
 
 inline void require_hidden_size(const io::model_folder& folder, const embedding_matrix& matrix) {
   const std::filesystem::path config = folder.directory() / "config.json";
-  const std::int64_t hidden = io::config_hidden_size(folder.config(), config);
+  const std::int64_t hidden = language_model_hidden_size(folder.config(), config);
   if (hidden != matrix.cols())
     io::detail::fail(config, "hidden size " + std::to_string(hidden) + " does not fit " + matrix.description() +
                                  " with " + std::to_string(matrix.cols()) + " columns");
 }
 
 /// The parts of each model must fit together: config.json and the embedding's width, the
-/// token ids and the embedding's rows, the head and the embedding.
+/// token ids and the embedding's rows. (The plan checked that the transferred tensors have the
+/// embedding's rows; each keeps its own dtype.)
 inline void require_consistent(const loaded_models& models, const io::token_vocabulary& source_vocabulary,
                                const io::token_vocabulary& helper_vocabulary) {
   const loaded_model& source = models.source;
@@ -127,19 +134,13 @@ inline void require_consistent(const loaded_models& models, const io::token_voca
   require_hidden_size(models.helper.folder, models.helper.embedding);
   require_ids_fit(source_vocabulary, source.folder.directory(), source.embedding);
   require_ids_fit(helper_vocabulary, models.helper.folder.directory(), models.helper.embedding);
-  if (!source.head) return;
-  require_ids_fit(source_vocabulary, source.folder.directory(), *source.head);
-  if (source.head->dtype() != source.embedding.dtype())
-    io::detail::fail(source.folder.directory(), "the output head is " + source.head->dtype() +
-                                                    " but the embedding is " + source.embedding.dtype() +
-                                                    "; mixed dtypes are not supported");
 }
 
 }  // namespace detail
 
 /// Reads both models: the two vocabularies on threads of their own, the two embeddings at
-/// once, then the source's head. Throws naming the file at fault; of several faults, the
-/// first in the order of the checks.
+/// once, then the source's tensors that follow the vocabulary (vocabulary_layout.hpp). Throws naming the file at fault;
+/// of several faults, the first in the order of the checks.
 inline loaded_models read_models(const transfer_arguments& args) {
   io::model_folder source(args.source), helper(args.helper);
   const detail::vocabulary_reads vocabularies = detail::start_reading_vocabularies(args);
@@ -153,15 +154,22 @@ inline loaded_models read_models(const transfer_arguments& args) {
     embedding_matrix mapped_source = embedding_matrix::read(source, names.source);
     return std::pair(std::move(mapped_source), mapping_helper.get());
   });
-  std::optional<embedding_matrix> head = vocabularies.while_reading([&]() -> std::optional<embedding_matrix> {
-    if (names.head) return embedding_matrix::read(source, *names.head);
-    return std::nullopt;
+  auto [plan, transferred] = vocabularies.while_reading([&] {
+    vocabulary_plan planned = plan_source_tensors(args, source, source_embedding, names.source, names.head);
+    std::vector<transferred_tensor> read = read_transferred(source, planned, source_embedding.rows());
+    return std::pair(std::move(planned), std::move(read));
   });
 
-  loaded_models models{{std::move(source), names.source, std::move(source_embedding), names.head, std::move(head)},
-                       {std::move(helper), names.helper, std::move(helper_embedding), std::nullopt, std::nullopt},
-                       std::move(intersection)};
-  detail::require_consistent(models, vocabularies.source.get(), vocabularies.helper.get());
+  loaded_models models{
+      {std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred)},
+      {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
+      std::move(intersection),
+      {}};
+  const io::token_vocabulary& source_vocabulary = vocabularies.source.get();
+  const io::token_vocabulary& helper_vocabulary = vocabularies.helper.get();
+  detail::require_consistent(models, source_vocabulary, helper_vocabulary);
+  models.config = transfer_config(models.source.folder.config(), models.helper.folder.config(),
+                                  models.helper.embedding.rows(), source_vocabulary.ids, helper_vocabulary.ids);
   return models;
 }
 

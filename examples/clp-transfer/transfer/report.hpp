@@ -13,6 +13,7 @@
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/vocabulary_layout.hpp"
 #include "transfer/write_output.hpp"
 
 namespace clp::program {
@@ -68,6 +69,10 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["max_output_row_norm"] = report.max_output_row_norm;
   json["median_output_row_norm"] = report.median_output_row_norm;
   json["median_source_row_norm"] = report.median_source_row_norm;
+  const loaded_model& source = outcome.models.source;
+  json["vocabulary_tensors"] = vocabulary_tensors_json(source.plan, outcome.models.helper.embedding.rows());
+  json["config_token_ids"] = config_token_ids_json(outcome.models.config);
+  json["warnings"] = layout_warnings(source.plan, outcome.models.config);
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
   const std::filesystem::path partial = args.report.string() + ".partial";
@@ -82,20 +87,21 @@ inline void print_summary(const transfer_outcome& outcome) {
   const vocabulary_overlap& overlap = outcome.overlap;
   const synthesis_report& report = outcome.report;
   const embedding_matrix& source = outcome.models.source.embedding;
-  const embedding_matrix& helper = outcome.models.helper.embedding;
+  const embedding_matrix& target = outcome.models.helper.embedding;  // as many rows as the output
   const bool clp = args.method == transfer_method::clp;
   const std::string how = clp ? "synthesised (weighting " + args.weighting.name + ")"
                               : "drawn at random (method " + std::string(method_name(args.method)) + ")";
   std::fprintf(stderr,
                "clp-transfer: wrote %s\n"
                "  source vocabulary  %td tokens (%s: %td x %td %s)\n"
-               "  target vocabulary  %td tokens (%s: %td x %td)\n"
+               "  target vocabulary  %td tokens (output %s: %td x %td %s)\n"
                "  overlap            %td tokens = %.1f%% of source, %.1f%% of target\n"
                "  missing            %td rows, %s\n",
                args.output.c_str(), overlap.source_vocab_size, outcome.models.source.embedding_name.c_str(),
                source.rows(), source.cols(), source.dtype().c_str(), overlap.target_vocab_size,
-               outcome.models.helper.embedding_name.c_str(), helper.rows(), helper.cols(), overlap.size(),
-               100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(), how.c_str());
+               outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype().c_str(),
+               overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
+               how.c_str());
   if (clp)
     std::fprintf(stderr,
                  "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"
@@ -105,6 +111,10 @@ inline void print_summary(const transfer_outcome& outcome) {
                  report.degenerate_rows(), report.zero_norm_rows, report.fallback_rows, report.no_positive_rows,
                  report.inflated_rows, report.effective_neighbours_min, report.effective_neighbours_median,
                  report.effective_neighbours_max, report.max_output_row_norm, report.median_source_row_norm);
+  for (const vocabulary_tensor& t : outcome.models.source.plan.tensors)
+    if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
+      std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),
+                   detail::shape_text(t.output_shape(target.rows())).c_str(), t.dtype.c_str(), t.reason.c_str());
   const phase_seconds& s = outcome.seconds;
   std::fprintf(stderr, "  seconds            read %.2f, synthesize %.2f, write %.2f, total %.2f\n", s.read,
                s.synthesize, s.write, s.total);
@@ -113,6 +123,8 @@ inline void print_summary(const transfer_outcome& outcome) {
                  "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "
                  "row norm (%.3g); try --weighting clamped, top-k or sparsemax\n",
                  report.max_output_row_norm, report.median_source_row_norm);
+  for (const std::string& warning : layout_warnings(outcome.models.source.plan, outcome.models.config))
+    std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
 }
 
 }  // namespace clp::program

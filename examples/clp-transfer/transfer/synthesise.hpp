@@ -1,4 +1,5 @@
-// Phase 3 of `clp-transfer transfer`: the new embedding (and head), one row per target token:
+// Phase 3 of `clp-transfer transfer`: the new embedding (and every other tensor transferred with
+// it: untied head, per-token biases), one row per target token:
 // CLP-Transfer's copy and synthesis, or one of the paper's baselines. The library does the
 // work; this phase only hands it the matrices in their own element type.
 #pragma once
@@ -8,7 +9,7 @@
 #include <clp/transfer.hpp>
 
 #include <cstdint>
-#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "embedding.hpp"
@@ -16,18 +17,30 @@
 #include "transfer/arguments.hpp"
 #include "transfer/finite_inputs.hpp"
 #include "transfer/read_models.hpp"
+#include "transfer/vocabulary_layout.hpp"
 
 namespace clp::program {
 
 struct synthesised_embeddings {
-  embedding_matrix embedding;            ///< #target rows by the source's width, the source's dtype
-  std::optional<embedding_matrix> head;  ///< the same for the head, when the source has one
+  embedding_matrix embedding;  ///< #target rows by the source's width, the source's dtype
+  /// One per models.source.transferred, in its order: #target rows by its values per token, its dtype.
+  std::vector<embedding_matrix> transferred;
   synthesis_report report;
 };
 
 namespace detail {
 
-/// CLP-Transfer: clp::transfer with the embedding (and the untied head) of the source.
+/// Calls f with a writable view of `m` in its own element type.
+template <class F>
+decltype(auto) visit_output(const embedding_matrix& m, F&& f) {
+  return m.visit([&](auto read_only) {
+    using T = std::remove_const_t<typename decltype(read_only)::value_type>;
+    return f(m.view<T>());
+  });
+}
+
+/// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
+/// with it, each in its own element type.
 inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
                                       progress_reporter& progress) {
@@ -38,12 +51,23 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
   return source.embedding.visit([&](auto source_view) {
     using T = typename decltype(source_view)::value_type;
     return models.helper.embedding.visit([&](auto helper_view) {
-      if (!source.head)
+      if (source.transferred.empty())
         return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), args.weighting.policy,
                              options);
-      return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(),
-                           clp::untied_head{source.head->view<const T>(), out.head->view<T>()}, args.weighting.policy,
-                           options);
+      // TODO(lib2): one call with clp::matrix_pairs, so that the weights are computed once. Until
+      // the list form is on main, one call per transferred tensor (each rewrites the embedding's
+      // rows with the same values); the report is the first call's.
+      synthesis_report report;
+      for (std::size_t i = 0; i < source.transferred.size(); ++i) {
+        const synthesis_report one = source.transferred[i].source.visit([&](auto tensor_view) {
+          return visit_output(out.transferred[i], [&](auto output_view) {
+            return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(),
+                                 clp::untied_head{tensor_view, output_view}, args.weighting.policy, options);
+          });
+        });
+        if (i == 0) report = one;
+      }
+      return report;
     });
   });
 }
@@ -63,7 +87,8 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
     });
   };
   draw(models.source.embedding, out.embedding);
-  if (models.source.head) draw(*models.source.head, *out.head);
+  for (std::size_t i = 0; i < models.source.transferred.size(); ++i)
+    draw(models.source.transferred[i].source, out.transferred[i]);
   synthesis_report report;
   report.overlap = overlap.size();
   report.copied_rows = keep_overlap ? overlap.size() : 0;
@@ -73,17 +98,15 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
 
 }  // namespace detail
 
-/// The output embedding (and head) for the helper's vocabulary, by args.method.
+/// The output embedding (and the other transferred tensors) for the helper's vocabulary, by args.method.
 inline synthesised_embeddings synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
                                          const transfer_arguments& args, progress_reporter& progress) {
   const loaded_model& source = models.source;
   const Index target_rows = models.helper.embedding.rows();
   synthesised_embeddings out{embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
                                               "output " + source.embedding_name),
-                             std::nullopt,
+                             allocate_transferred_outputs(source.transferred, target_rows),
                              {}};
-  if (source.head)
-    out.head.emplace(source.head->dtype(), target_rows, source.head->cols(), "output " + *source.head_name);
   require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
   out.report = naming_the_file(models, [&] {
     return args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)

@@ -21,6 +21,7 @@
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/vocabulary_layout.hpp"
 
 namespace clp::program {
 
@@ -55,14 +56,13 @@ inline void write_file_atomically(const std::filesystem::path& path, const std::
   std::filesystem::rename(temporary, path);
 }
 
-/// Every tensor of the source, same names, dtypes, order and shards, the embedding and head
-/// replaced by the new ones; returns the new total size of the tensor data in bytes.
+/// Every tensor of the source, same names, dtypes, order and shards, the embedding, its tied
+/// copies and the transferred tensors replaced by the new ones (replacement_for); returns the
+/// new total size of the tensor data in bytes.
 inline std::uint64_t write_weights(const std::filesystem::path& folder, bool durable, const loaded_model& source,
                                    const synthesised_embeddings& out, progress_reporter& progress) {
-  const auto replacement = [&](const io::tensor_entry& t) -> const embedding_matrix* {
-    if (t.name == source.embedding_name) return &out.embedding;
-    if (source.head_name && t.name == *source.head_name) return &*out.head;
-    return nullptr;
+  const auto replacement = [&](const io::tensor_entry& t) {
+    return replacement_for(t.name, source.plan, out.embedding, source.transferred, out.transferred);
   };
   std::uint64_t total_bytes = 0, written_bytes = 0, new_total_size = 0;
   for (const io::safetensors_file& shard : source.folder.shards())
@@ -71,17 +71,17 @@ inline std::uint64_t write_weights(const std::filesystem::path& folder, bool dur
     std::vector<io::tensor_spec> specs;
     for (const io::tensor_entry& t : shard.tensors()) {
       io::tensor_spec spec{t.name, t.dtype, t.shape, t.byte_size};
-      if (const embedding_matrix* replaced = replacement(t)) {
-        spec.shape = {replaced->rows(), replaced->cols()};
-        spec.byte_size = replaced->byte_size();
+      if (const auto replaced = replacement(t)) {
+        spec.shape = replaced->shape;
+        spec.byte_size = replaced->values->byte_size();
       }
       new_total_size += spec.byte_size;
       specs.push_back(std::move(spec));
     }
     io::safetensors_writer writer(folder / shard.path().filename(), std::move(specs), shard.metadata(), durable);
     for (const io::tensor_entry& t : shard.tensors()) {
-      if (const embedding_matrix* replaced = replacement(t))
-        writer.append(replaced->bytes(), replaced->byte_size());
+      if (const auto replaced = replacement(t))
+        writer.append(replaced->values->bytes(), replaced->values->byte_size());
       else
         io::copy_range(shard.descriptor(), static_cast<off_t>(t.offset), t.byte_size, writer);
       written_bytes += t.byte_size;
@@ -105,7 +105,8 @@ inline bool durable_output(const transfer_arguments& args) {
 }
 
 /// Writes the output model into `staging`: the weights, the index of a sharded model with
-/// its new total size, config.json for the new vocabulary, and the helper's tokenizer files.
+/// its new total size, config.json for the new vocabulary (read_models decided it), and the
+/// helper's tokenizer files.
 inline void write_output(const io::staging_directory& staging, bool durable, const transfer_arguments& args,
                          const loaded_models& models, const synthesised_embeddings& out, progress_reporter& progress) {
   const io::model_folder& source = models.source.folder;
@@ -116,8 +117,7 @@ inline void write_output(const io::staging_directory& staging, bool durable, con
     if (index.contains("metadata") && index["metadata"].is_object()) index["metadata"]["total_size"] = new_total_size;
     detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n", durable);
   }
-  const auto config = io::target_config(source.config(), models.helper.folder.config(), out.embedding.rows());
-  detail::write_file_atomically(staging.path() / "config.json", config.dump(2) + "\n", durable);
+  detail::write_file_atomically(staging.path() / "config.json", models.config.config.dump(2) + "\n", durable);
   for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
     std::filesystem::copy_file(file, staging.path() / file.filename());
     if (durable) detail::flush_to_disk(staging.path() / file.filename());
