@@ -380,3 +380,20 @@ TEST_CASE(
     check_layout(ws, {"--transfer-tensor", "model.vocab_adapter.weight"});
   }
 }
+
+TEST_CASE("--transfer-tensor naming no tensor, or one without a row per token, is refused before any output") {
+  const layout_workspace ws([](const fs::path& root) { return make_llama_layout(root, true); });
+  SUBCASE("no such tensor") {
+    const program_result result = ws.transfer(default_choice, {"--transfer-tensor", "model.no_such.weight"});
+    CHECK(result.exit_status == 1);
+    CHECK(result.err.find("clp-transfer: error: " + ws.layout.pair.source.folder.string() +
+                          ": --transfer-tensor \"model.no_such.weight\": no such tensor") != std::string::npos);
+  }
+  SUBCASE("hidden-sized") {
+    const program_result result = ws.transfer(default_choice, {"--transfer-tensor", "model.norm.weight"});
+    CHECK(result.exit_status == 1);
+    CHECK(result.err.find("--transfer-tensor \"model.norm.weight\" has shape [32]") != std::string::npos);
+  }
+  CHECK(!fs::exists(ws.output));
+  CHECK(!fs::exists(ws.report));
+}
