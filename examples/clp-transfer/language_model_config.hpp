@@ -79,7 +79,7 @@ inline std::vector<std::string> language_model_config_path(const nlohmann::order
 
 namespace detail {
 
-inline std::string joined(const std::vector<std::string>& path) {
+inline std::string path_text(const std::vector<std::string>& path) {
   std::string text;
   for (const std::string& part : path) text += (text.empty() ? "" : ".") + part;
   return text;
@@ -168,7 +168,7 @@ inline std::int64_t language_model_hidden_size(const nlohmann::ordered_json& con
   }
   std::string list;
   for (std::string_view key : hidden_size_keys) list += (list.empty() ? "" : " or ") + std::string(key);
-  if (!path.empty()) list += " (looked in " + detail::joined(path) + " and at the top level)";
+  if (!path.empty()) list += " (looked in " + detail::path_text(path) + " and at the top level)";
   throw std::runtime_error(file.string() + ": no " + list);
 }
 

@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   std::string method = "clp", weighting = clp::program::default_weighting;
   clp::Index k = 10;
   float temperature = 0.1f;
+  // --match, parsed with whether it was given (an explicit `bytes` refuses an unknown spelling).
+  const std::string match_help =
+      "bytes: tokens that stand for the same bytes in their tokenizers' spellings (Ġhouse = ▁house); exact: the "
+      "same string (the paper)";
+  std::string transfer_match = "bytes", overlap_match = "bytes";
   CLI::App* transfer = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
   transfer->add_option("--source", t.source, "Large source model folder (config.json, safetensors, tokenizer)")
       ->required();
@@ -50,6 +55,8 @@ int main(int argc, char** argv) {
                    "Also transfer this source tensor (one row or value per token) with the embedding's weights; "
                    "repeatable")
       ->allow_extra_args(false);
+  CLI::Option* transfer_match_option =
+      transfer->add_option("--match", transfer_match, match_help)->capture_default_str();
   transfer->add_option("--method", method, "clp | overlap-random | random")->capture_default_str();
   transfer->add_option("--weighting", weighting, "paper | clamped | top-k | softmax | sparsemax")
       ->capture_default_str();
@@ -68,6 +75,7 @@ int main(int argc, char** argv) {
   overlap->add_option("A", a, "Model folder, tokenizer.json or vocab.json (the source: Table 1 divides by it)")
       ->required();
   overlap->add_option("B", b, "Model folder, tokenizer.json or vocab.json")->required();
+  CLI::Option* overlap_match_option = overlap->add_option("--match", overlap_match, match_help)->capture_default_str();
   overlap->add_flag("--json", json, "Print JSON");
 
   clp::program::similarity_arguments s;
@@ -101,9 +109,11 @@ int main(int argc, char** argv) {
       // A bad value is refused like a bad input (status 1), in the words of the check.
       t.method = clp::program::parse_method(method);
       t.weighting = clp::program::parse_weighting(weighting, k, temperature);
+      t.matching = clp::program::parse_match(transfer_match, transfer_match_option->count() > 0);
       clp::program::run_transfer(t);
     } else if (*overlap)
-      clp::program::run_overlap(a, b, json);
+      clp::program::run_overlap(a, b, json,
+                                clp::program::parse_match(overlap_match, overlap_match_option->count() > 0));
     else if (*similarity)
       clp::program::run_similarity(s);
   } catch (const std::exception& e) {

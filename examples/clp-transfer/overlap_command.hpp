@@ -1,4 +1,5 @@
-// `clp-transfer overlap A B`: the paper's Table 1 for two tokenizers.
+// `clp-transfer overlap A B`: the paper's Table 1 for two tokenizers, matched by bytes or by
+// string (--match), with how many tokens matched each way.
 #pragma once
 
 #include <clp/error.hpp>
@@ -11,38 +12,27 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/hf_model.hpp"
+#include "token_matching.hpp"
 
 namespace clp::program {
 
-/// The vocabulary of a model folder, a tokenizer.json or a vocab.json.
-inline io::token_vocabulary read_any_vocabulary(const std::filesystem::path& path) {
-  if (std::filesystem::is_directory(path)) return io::read_vocabulary(path);
-  if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
-  // tokenizer.json files are objects whose "model" is an object; vocab.json files map tokens
-  // to integers (and may well contain the token "model").
-  std::ifstream in(path);
-  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
-  const bool tokenizer =
-      path.filename() == "tokenizer.json" || (path.filename() != "vocab.json" && document.is_object() &&
-                                              document.contains("model") && document["model"].is_object());
-  return tokenizer ? io::read_tokenizer_json(path) : io::read_vocab_json(path);
-}
-
-inline void run_overlap(const std::filesystem::path& a, const std::filesystem::path& b, bool json) {
-  const io::token_vocabulary va = read_any_vocabulary(a);
-  const io::token_vocabulary vb = read_any_vocabulary(b);
+inline void run_overlap(const std::filesystem::path& a, const std::filesystem::path& b, bool json,
+                        const match_arguments& match = {}) {
+  const tokenizer_reading ta = read_tokenizer(a);
+  const tokenizer_reading tb = read_tokenizer(b);
   // A is the paper's source: the share of A is Table 1's normalisation. An empty overlap is a
   // result here, not an error.
   clp::intersect_options options;
   options.allow_empty_overlap = true;
-  const vocabulary_overlap overlap = [&] {
+  const token_matching matching = [&] {
     try {
-      return clp::intersect_vocabularies(va.ids, vb.ids, options);
+      return match_tokens(ta, tb, match, options);
     } catch (const clp::error& e) {
       throw std::runtime_error(a.string() + " and " + b.string() + ": " + e.what());
     }
   }();
+  print_matching_warnings(matching);
+  const vocabulary_overlap& overlap = matching.overlap;
   const auto shared = static_cast<std::size_t>(overlap.size());
   const double share_a = overlap.share_of_source();
   const double share_b = overlap.share_of_target();
@@ -55,6 +45,12 @@ inline void run_overlap(const std::filesystem::path& a, const std::filesystem::p
     out["overlap"] = shared;
     out["overlap_share_of_a"] = share_a;
     out["overlap_share_of_b"] = share_b;
+    out["match"] = match_name(matching.used);
+    out["exact_matches"] = overlap.exact_matches;
+    out["byte_matches"] = overlap.byte_matches;
+    out["shared_strings"] = overlap.shared_strings;
+    out["a_spelling"] = spelling_description(matching.source_spelling);
+    out["b_spelling"] = spelling_description(matching.helper_spelling);
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -62,6 +58,12 @@ inline void run_overlap(const std::filesystem::path& a, const std::filesystem::p
   std::printf("B  %-40s %8td tokens\n", b.c_str(), overlap.target_vocab_size);
   std::printf("A ∩ B %46zu tokens = %.2f%% of A (the paper's Table 1), %.2f%% of B\n", shared, 100 * share_a,
               100 * share_b);
+  std::printf(
+      "   matched %s: %td the same string, %td other strings with the same bytes; %td strings shared "
+      "(A %s, B %s)\n",
+      matching.used == clp::token_match::bytes ? "by bytes" : "exactly", overlap.exact_matches, overlap.byte_matches,
+      overlap.shared_strings, spelling_description(matching.source_spelling).c_str(),
+      spelling_description(matching.helper_spelling).c_str());
 }
 
 }  // namespace clp::program

@@ -13,41 +13,19 @@
 #include <string_view>
 #include <vector>
 
+#include <clp/token_bytes.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include "io/hf_model.hpp"
 
 namespace clp::program {
 
-/// The ways tokenizers spell bytes. One-to-one with the library's token spelling enum.
-enum class spelling_kind {
-  plain,          ///< a token is its own UTF-8 text (WordLevel, or BPE split on whitespace)
-  byte_level,     ///< GPT-2's byte alphabet: each character stands for one byte ("Ġ" = space)
-  sentencepiece,  ///< "▁" stands for a space; with byte fallback "<0xNN>" for one byte
-  wordpiece       ///< a prefix ("##") marks a piece that continues a word
-};
-
-/// "plain", "byte_level", "sentencepiece" or "wordpiece".
-/// @param[in] kind  a spelling
-inline const char* spelling_name(spelling_kind kind) {
-  switch (kind) {
-    case spelling_kind::plain:
-      return "plain";
-    case spelling_kind::byte_level:
-      return "byte_level";
-    case spelling_kind::sentencepiece:
-      return "sentencepiece";
-    case spelling_kind::wordpiece:
-      return "wordpiece";
-  }
-  return "?";
-}
-
 /// A tokenizer's spelling as its files declare it.
 struct tokenizer_spelling {
   /// The spelling, or nullopt when the declarations do not tell it (or contradict each
   /// other): match this vocabulary exactly.
-  std::optional<spelling_kind> kind;
+  std::optional<token_spelling> kind;
   /// Whether "<0xNN>" pieces are declared to stand for one byte each (model.byte_fallback,
   /// or a ByteFallback decoder). Reported for every kind; SentencePiece is where it matters.
   bool byte_fallback = false;
@@ -96,13 +74,13 @@ inline std::optional<std::string> literal_pattern(const nlohmann::json& step) {
 /// What one declaration says: a spelling, byte fallback, something no spelling covers, or
 /// that plain text is compatible with it.
 struct spelling_signals {
-  std::array<std::vector<std::string>, 4> kinds;  // by spelling_kind: the declarations for it
+  std::array<std::vector<std::string>, 4> kinds;  // by clp::token_spelling: the declarations for it
   std::vector<std::string> byte_fallback;
   std::vector<std::string> unsupported;
   std::vector<std::string> plain_compatible;
   std::string model_prefix, decoder_prefix;  // WordPiece continuation prefixes, when declared
 
-  void add(spelling_kind kind, std::string what) { kinds[static_cast<std::size_t>(kind)].push_back(std::move(what)); }
+  void add(token_spelling kind, std::string what) { kinds[static_cast<std::size_t>(kind)].push_back(std::move(what)); }
 };
 
 inline const std::string space_mark = "\xe2\x96\x81";  // U+2581, SentencePiece's "▁"
@@ -120,25 +98,25 @@ inline void read_decoder(const nlohmann::json& tokenizer, spelling_signals& foun
   for (const nlohmann::json* step : steps) {
     const std::string type = string_member(*step, "type");
     if (type == "ByteLevel") {
-      found.add(spelling_kind::byte_level, "decoder ByteLevel");
+      found.add(token_spelling::byte_level, "decoder ByteLevel");
     } else if (type == "Metaspace") {
       const std::string mark = string_member(*step, "replacement", space_mark);
       if (mark == space_mark)
-        found.add(spelling_kind::sentencepiece, "decoder Metaspace '\xe2\x96\x81'");
+        found.add(token_spelling::sentencepiece, "decoder Metaspace '\xe2\x96\x81'");
       else
         found.unsupported.push_back("decoder Metaspace with replacement " + io::detail::quoted_name(mark));
     } else if (type == "Replace") {
       // Replace '▁' -> ' ' is how SentencePiece-converted BPE tokenizers (Llama, Gemma) decode.
       const auto pattern = literal_pattern(*step);
       if (pattern == space_mark && string_member(*step, "content") == " ")
-        found.add(spelling_kind::sentencepiece, "decoder Replace '\xe2\x96\x81'->' '");
+        found.add(token_spelling::sentencepiece, "decoder Replace '\xe2\x96\x81'->' '");
       else
         found.unsupported.push_back("decoder Replace of " + (pattern ? io::detail::quoted_name(*pattern) : "a regex"));
     } else if (type == "ByteFallback") {
       found.byte_fallback.push_back("decoder ByteFallback");
     } else if (type == "WordPiece") {
       found.decoder_prefix = string_member(*step, "prefix", "##");
-      found.add(spelling_kind::wordpiece, "decoder WordPiece " + io::detail::quoted_name(found.decoder_prefix));
+      found.add(token_spelling::wordpiece, "decoder WordPiece " + io::detail::quoted_name(found.decoder_prefix));
     } else if (type == "Fuse" || type == "Strip") {
       // Joining and trimming the decoded pieces changes no token's bytes.
     } else {
@@ -155,11 +133,11 @@ inline void read_pre_tokenizer(const nlohmann::json& tokenizer, spelling_signals
   for (const nlohmann::json* step : steps) {
     const std::string type = string_member(*step, "type");
     if (type == "ByteLevel") {
-      found.add(spelling_kind::byte_level, "pre_tokenizer ByteLevel");
+      found.add(token_spelling::byte_level, "pre_tokenizer ByteLevel");
     } else if (type == "Metaspace") {
       const std::string mark = string_member(*step, "replacement", space_mark);
       if (mark == space_mark)
-        found.add(spelling_kind::sentencepiece, "pre_tokenizer Metaspace '\xe2\x96\x81'");
+        found.add(token_spelling::sentencepiece, "pre_tokenizer Metaspace '\xe2\x96\x81'");
       else
         found.unsupported.push_back("pre_tokenizer Metaspace with replacement " + io::detail::quoted_name(mark));
     } else if (type == "BertPreTokenizer" || type == "Whitespace" || type == "WhitespaceSplit" ||
@@ -179,9 +157,9 @@ inline void read_normalizer(const nlohmann::json& tokenizer, spelling_signals& f
   for (const nlohmann::json* step : steps) {
     const std::string type = string_member(*step, "type");
     if (type == "Replace" && literal_pattern(*step) == " " && string_member(*step, "content") == space_mark)
-      found.add(spelling_kind::sentencepiece, "normalizer Replace ' '->'\xe2\x96\x81'");
+      found.add(token_spelling::sentencepiece, "normalizer Replace ' '->'\xe2\x96\x81'");
     else if (type == "Prepend" && string_member(*step, "prepend") == space_mark)
-      found.add(spelling_kind::sentencepiece, "normalizer Prepend '\xe2\x96\x81'");
+      found.add(token_spelling::sentencepiece, "normalizer Prepend '\xe2\x96\x81'");
     // Other normalizers (NFC, Lowercase, BertNormalizer, Precompiled...) change the input
     // text, not what a token stands for.
   }
@@ -195,11 +173,11 @@ inline void read_model(const nlohmann::json& tokenizer, spelling_signals& found)
     found.byte_fallback.push_back("model byte_fallback");
   if (type == "WordPiece") {
     found.model_prefix = string_member(*model, "continuing_subword_prefix", "##");
-    found.add(spelling_kind::wordpiece, "model WordPiece " + io::detail::quoted_name(found.model_prefix));
+    found.add(token_spelling::wordpiece, "model WordPiece " + io::detail::quoted_name(found.model_prefix));
   } else if (const std::string prefix = string_member(*model, "continuing_subword_prefix"); !prefix.empty()) {
     // A BPE model may mark continuations like WordPiece does (empty in GPT-4o and Qwen).
     found.model_prefix = prefix;
-    found.add(spelling_kind::wordpiece,
+    found.add(token_spelling::wordpiece,
               "model " + type + " continuing_subword_prefix " + io::detail::quoted_name(prefix));
   }
   if (const std::string suffix = string_member(*model, "end_of_word_suffix"); !suffix.empty())
@@ -238,8 +216,8 @@ inline tokenizer_spelling spelling_from_declarations(const nlohmann::json& token
   detail::read_model(tokenizer, found);
   spelling.byte_fallback = !found.byte_fallback.empty();
 
-  std::vector<spelling_kind> named;
-  for (spelling_kind kind : {spelling_kind::byte_level, spelling_kind::sentencepiece, spelling_kind::wordpiece})
+  std::vector<token_spelling> named;
+  for (token_spelling kind : {token_spelling::byte_level, token_spelling::sentencepiece, token_spelling::wordpiece})
     if (!found.kinds[static_cast<std::size_t>(kind)].empty()) named.push_back(kind);
 
   if (!found.unsupported.empty()) {
@@ -248,14 +226,15 @@ inline tokenizer_spelling spelling_from_declarations(const nlohmann::json& token
   }
   if (named.size() > 1) {
     std::vector<std::string> sides;
-    for (spelling_kind kind : named)
-      sides.push_back(detail::joined(found.kinds[static_cast<std::size_t>(kind)]) + " (" + spelling_name(kind) + ")");
+    for (token_spelling kind : named)
+      sides.push_back(detail::joined(found.kinds[static_cast<std::size_t>(kind)]) + " (" +
+                      std::string(clp::token_spelling_name(kind)) + ")");
     spelling.evidence = "unknown: contradicting declarations " + sides[0] + " and " + sides[1];
     return spelling;
   }
   if (named.size() == 1) {
-    const spelling_kind kind = named.front();
-    if (kind == spelling_kind::wordpiece) {
+    const token_spelling kind = named.front();
+    if (kind == token_spelling::wordpiece) {
       if (!found.model_prefix.empty() && !found.decoder_prefix.empty() && found.model_prefix != found.decoder_prefix) {
         spelling.evidence = "unknown: the model's continuation prefix " + io::detail::quoted_name(found.model_prefix) +
                             " differs from the decoder's " + io::detail::quoted_name(found.decoder_prefix);
@@ -266,7 +245,7 @@ inline tokenizer_spelling spelling_from_declarations(const nlohmann::json& token
     spelling.kind = kind;
     spelling.evidence = detail::joined(found.kinds[static_cast<std::size_t>(kind)]);
   } else if (!found.plain_compatible.empty()) {
-    spelling.kind = spelling_kind::plain;
+    spelling.kind = token_spelling::plain;
     spelling.evidence = detail::joined(found.plain_compatible);
   } else {
     spelling.evidence = "unknown: declares no decoder, pre-tokenizer or model type that tells its spelling";
@@ -309,7 +288,7 @@ inline nlohmann::json read_declarations(const std::filesystem::path& file) {
 inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& file) {
   tokenizer_spelling spelling;
   if (file.filename() == "encoder.json") {
-    spelling.kind = spelling_kind::byte_level;
+    spelling.kind = token_spelling::byte_level;
     spelling.evidence = "encoder.json (OpenAI's GPT-2 format, always byte-level)";
     return spelling;
   }
@@ -322,7 +301,7 @@ inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& fi
       if (name.size() > 4 && name.compare(name.size() - 4, 4, "Fast") == 0) name.resize(name.size() - 4);
       if (std::find(byte_level_tokenizer_classes.begin(), byte_level_tokenizer_classes.end(), name) !=
           byte_level_tokenizer_classes.end()) {
-        spelling.kind = spelling_kind::byte_level;
+        spelling.kind = token_spelling::byte_level;
         spelling.evidence = "tokenizer_config.json tokenizer_class " + shown;
       } else {
         spelling.evidence = "unknown: tokenizer_config.json names tokenizer_class " + shown +
@@ -332,7 +311,7 @@ inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& fi
     }
   }
   if (std::filesystem::exists(folder / "merges.txt")) {
-    spelling.kind = spelling_kind::byte_level;
+    spelling.kind = token_spelling::byte_level;
     spelling.evidence = file.filename().string() + " beside merges.txt (GPT-2's byte-level BPE layout)";
     return spelling;
   }

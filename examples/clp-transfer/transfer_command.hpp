@@ -30,8 +30,10 @@ inline void run_transfer(const transfer_arguments& args) {
 
   progress.begin("read");
   loaded_models models = read_models(args);
-  const vocabulary_overlap overlap = match_vocabularies(models);
+  const token_matching matching = match_vocabularies(models);
+  const vocabulary_overlap& overlap = matching.overlap;
   seconds.read = progress.end();
+  if (!args.quiet) print_matching_warnings(matching);
 
   progress.begin("synthesize");
   const synthesised_embeddings synthesised = synthesise(models, overlap, args, progress);
@@ -44,7 +46,7 @@ inline void run_transfer(const transfer_arguments& args) {
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  const transfer_outcome outcome{args, models, overlap, synthesised.report, seconds};
+  const transfer_outcome outcome{args, models, overlap, synthesised.report, seconds, matching};
   commit_output(staging, durable, args, write_partial_report(outcome));
   print_summary(outcome);
 }

@@ -43,13 +43,13 @@ TEST_CASE("spelling of real tokenizers: the families' published tokenizer.json f
   // models with byte fallback; Llama 3, Qwen3, DeepSeek-V3 and GPT-4o are byte-level BPE.
   struct expectation {
     const char* name;
-    spelling_kind kind;
+    clp::token_spelling kind;
     bool byte_fallback;
   };
   const std::vector<expectation> families = {
-      {"llama2", spelling_kind::sentencepiece, true},    {"gemma3", spelling_kind::sentencepiece, true},
-      {"llama3", spelling_kind::byte_level, false},      {"qwen3", spelling_kind::byte_level, false},
-      {"deepseek_v3", spelling_kind::byte_level, false}, {"gpt4o", spelling_kind::byte_level, false}};
+      {"llama2", clp::token_spelling::sentencepiece, true},    {"gemma3", clp::token_spelling::sentencepiece, true},
+      {"llama3", clp::token_spelling::byte_level, false},      {"qwen3", clp::token_spelling::byte_level, false},
+      {"deepseek_v3", clp::token_spelling::byte_level, false}, {"gpt4o", clp::token_spelling::byte_level, false}};
   for (const expectation& family : families) {
     CAPTURE(family.name);
     const auto read = real_spelling(family.name);
@@ -90,19 +90,19 @@ TEST_CASE("spelling of the shipped GPT-2 style tokenizers") {
     CAPTURE(name);
     const tokenizer_spelling folder = read_tokenizer_spelling(example_models_dir / name);
     REQUIRE(folder.kind.has_value());
-    CHECK(*folder.kind == spelling_kind::byte_level);
+    CHECK(*folder.kind == clp::token_spelling::byte_level);
     CHECK(folder.evidence == "decoder ByteLevel + pre_tokenizer ByteLevel");
     CHECK_FALSE(folder.byte_fallback);
     // Their vocab.json alone: tokenizer_config.json beside it names GPT2Tokenizer.
     const tokenizer_spelling vocab = read_tokenizer_spelling(example_models_dir / name / "vocab.json");
     REQUIRE(vocab.kind.has_value());
-    CHECK(*vocab.kind == spelling_kind::byte_level);
+    CHECK(*vocab.kind == clp::token_spelling::byte_level);
     CHECK(vocab.evidence == "tokenizer_config.json tokenizer_class GPT2Tokenizer");
   }
   // OpenAI's own GPT-2 vocabulary file.
   const tokenizer_spelling gpt2 = read_tokenizer_spelling(data_dir / "gpt2" / "encoder.json");
   REQUIRE(gpt2.kind.has_value());
-  CHECK(*gpt2.kind == spelling_kind::byte_level);
+  CHECK(*gpt2.kind == clp::token_spelling::byte_level);
 }
 
 TEST_CASE("a vocab.json declares nothing: its neighbours decide") {
@@ -115,7 +115,7 @@ TEST_CASE("a vocab.json declares nothing: its neighbours decide") {
   write_file(dir / "merges.txt", "#version: 0.2\n\xc4\xa0 a\n");
   const tokenizer_spelling with_merges = read_tokenizer_spelling(dir / "vocab.json");
   REQUIRE(with_merges.kind.has_value());
-  CHECK(*with_merges.kind == spelling_kind::byte_level);
+  CHECK(*with_merges.kind == clp::token_spelling::byte_level);
   CHECK(with_merges.evidence == "vocab.json beside merges.txt (GPT-2's byte-level BPE layout)");
 
   // A named class overrides the layout: CLIP keeps vocab.json + merges.txt but ends words
@@ -128,7 +128,7 @@ TEST_CASE("a vocab.json declares nothing: its neighbours decide") {
   write_file(dir / "tokenizer_config.json", R"({"tokenizer_class": "RobertaTokenizerFast"})");
   const tokenizer_spelling roberta = read_tokenizer_spelling(dir.path);
   REQUIRE(roberta.kind.has_value());
-  CHECK(*roberta.kind == spelling_kind::byte_level);
+  CHECK(*roberta.kind == clp::token_spelling::byte_level);
   CHECK(roberta.evidence == "tokenizer_config.json tokenizer_class RobertaTokenizerFast");
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("a BERT-style WordPiece tokenizer.json") {
               "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "play": 4, "##ing": 5}}})";
   const tokenizer_spelling spelling = spelling_of_text(bert);
   REQUIRE(spelling.kind.has_value());
-  CHECK(*spelling.kind == spelling_kind::wordpiece);
+  CHECK(*spelling.kind == clp::token_spelling::wordpiece);
   CHECK(spelling.continuing_prefix == "##");
   CHECK_FALSE(spelling.byte_fallback);
   CHECK(spelling.evidence == "decoder WordPiece \"##\" + model WordPiece \"##\"");
@@ -171,7 +171,7 @@ TEST_CASE("a Unigram tokenizer with Metaspace (T5, XLM-R) is SentencePiece witho
     "model": {"type": "Unigram", "unk_id": 2, "vocab": [["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0],
                                                         ["\u2581the", -2.5]]}})");
   REQUIRE(spelling.kind.has_value());
-  CHECK(*spelling.kind == spelling_kind::sentencepiece);
+  CHECK(*spelling.kind == clp::token_spelling::sentencepiece);
   CHECK_FALSE(spelling.byte_fallback);
   CHECK(spelling.evidence == "decoder Metaspace '\xe2\x96\x81' + pre_tokenizer Metaspace '\xe2\x96\x81'");
 }
@@ -181,14 +181,14 @@ TEST_CASE("plain: a word-level or whitespace-split tokenizer") {
     "pre_tokenizer": {"type": "WhitespaceSplit"},
     "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "hello": 1}, "unk_token": "[UNK]"}})");
   REQUIRE(word_level.kind.has_value());
-  CHECK(*word_level.kind == spelling_kind::plain);
+  CHECK(*word_level.kind == clp::token_spelling::plain);
   CHECK(word_level.evidence == "pre_tokenizer WhitespaceSplit + model WordLevel");
 
   const tokenizer_spelling bpe = spelling_of_text(R"({
     "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Digits"}]},
     "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})");
   REQUIRE(bpe.kind.has_value());
-  CHECK(*bpe.kind == spelling_kind::plain);
+  CHECK(*bpe.kind == clp::token_spelling::plain);
 }
 
 TEST_CASE("a spelling that cannot be told is unknown, with the reason") {

@@ -12,6 +12,7 @@
 
 #include "execution_arguments.hpp"
 #include "io/hf_model.hpp"
+#include "token_matching.hpp"
 
 namespace clp::program {
 
@@ -70,6 +71,7 @@ struct transfer_arguments {
   bool fsync = false;  // flush the output to disk before the rename
   transfer_method method = transfer_method::clp;
   weighting_choice weighting;
+  match_arguments matching;  // --match
   std::uint64_t seed = 0;
 };
 

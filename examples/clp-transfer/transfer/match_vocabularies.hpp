@@ -13,8 +13,9 @@
 namespace clp::program {
 
 /// The overlap of the source's and the helper's vocabulary, as clp::intersect_vocabularies
-/// found it (read_models started it); its errors name both vocabulary files.
-inline vocabulary_overlap match_vocabularies(loaded_models& models) {
+/// found it by --match, with special tokens by role (read_models started it; see
+/// token_matching.hpp); its errors name both vocabulary files.
+inline token_matching match_vocabularies(loaded_models& models) {
   try {
     // read_models checked that both embeddings are 2-D, so the intersection was started.
     return models.intersection.get();

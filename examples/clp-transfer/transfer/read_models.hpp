@@ -16,6 +16,7 @@
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
 #include "language_model_config.hpp"
+#include "token_matching.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/vocabulary_layout.hpp"
 
@@ -35,8 +36,9 @@ struct loaded_model {
 
 struct loaded_models {
   loaded_model source, helper;
-  /// The vocabularies' intersection, running or done; match_vocabularies waits for it.
-  std::future<vocabulary_overlap> intersection;
+  /// The vocabularies' intersection (token_matching.hpp), running or done; match_vocabularies
+  /// waits for it.
+  std::future<token_matching> intersection;
   /// The output's config.json, and what became of the source's other token ids in it.
   transferred_config config;
 };
@@ -48,9 +50,9 @@ inline std::filesystem::path vocabulary_file(const std::filesystem::path& folder
   return std::filesystem::exists(folder / "tokenizer.json") ? folder / "tokenizer.json" : folder / "vocab.json";
 }
 
-/// The two vocabularies, read on threads of their own.
+/// The two vocabularies and their spellings, read on threads of their own.
 struct vocabulary_reads {
-  std::shared_future<io::token_vocabulary> source, helper;
+  std::shared_future<tokenizer_reading> source, helper;
 
   /// Runs `read` on this thread meanwhile. If it throws, a vocabulary's error is reported
   /// instead, so errors come in the order of the checks, whichever read finished first.
@@ -68,7 +70,7 @@ struct vocabulary_reads {
 
 inline vocabulary_reads start_reading_vocabularies(const transfer_arguments& args) {
   auto read = [](std::filesystem::path folder) {
-    return std::async(std::launch::async, [folder] { return io::read_vocabulary(folder); }).share();
+    return std::async(std::launch::async, [folder] { return read_tokenizer(folder); }).share();
   };
   return {read(args.source), read(args.helper)};
 }
@@ -88,11 +90,12 @@ inline tensor_names find_tensor_names(const transfer_arguments& args, const io::
   return names;
 }
 
-/// Starts intersecting the vocabularies with the embeddings' row counts from the tensor
-/// headers. When a tensor is not 2-D its read fails before the intersection is collected.
-inline std::future<vocabulary_overlap> start_intersection(const vocabulary_reads& vocabularies,
-                                                          const io::model_folder& source,
-                                                          const io::model_folder& helper, const tensor_names& names) {
+/// Starts intersecting the vocabularies (as --match asks, then special tokens by role) with
+/// the embeddings' row counts from the tensor headers. When a tensor is not 2-D its read fails
+/// before the intersection is collected.
+inline std::future<token_matching> start_intersection(const vocabulary_reads& vocabularies,
+                                                      const io::model_folder& source, const io::model_folder& helper,
+                                                      const tensor_names& names, const match_arguments& match) {
   const auto rows_in_header = [](const io::model_folder& folder, const std::string& name) -> Index {
     const std::vector<std::int64_t>& shape = folder.locate(name).tensor.shape;
     return shape.size() == 2 ? shape[0] : -1;
@@ -100,9 +103,14 @@ inline std::future<vocabulary_overlap> start_intersection(const vocabulary_reads
   const Index source_rows = rows_in_header(source, names.source);
   const Index helper_rows = rows_in_header(helper, names.helper);
   if (source_rows < 0 || helper_rows < 0) return {};
-  return std::async(std::launch::async, [vocabularies, source_rows, helper_rows] {
-    return clp::intersect_vocabularies(vocabularies.source.get().ids, vocabularies.helper.get().ids,
-                                       {source_rows, helper_rows, {}});
+  return std::async(std::launch::async, [vocabularies, source_rows, helper_rows, match] {
+    clp::intersect_options options;
+    options.source_rows = source_rows;
+    options.target_rows = helper_rows;
+    token_matching matching =
+        match_tokens(vocabularies.source.get(), vocabularies.helper.get(), match, std::move(options));
+    map_special_tokens(matching, vocabularies.source.get(), vocabularies.helper.get(), source_rows);
+    return matching;
   });
 }
 
@@ -146,7 +154,8 @@ inline loaded_models read_models(const transfer_arguments& args) {
   const detail::vocabulary_reads vocabularies = detail::start_reading_vocabularies(args);
   const detail::tensor_names names =
       vocabularies.while_reading([&] { return detail::find_tensor_names(args, source, helper); });
-  std::future<vocabulary_overlap> intersection = detail::start_intersection(vocabularies, source, helper, names);
+  std::future<token_matching> intersection =
+      detail::start_intersection(vocabularies, source, helper, names, args.matching);
   // Both at once: mapping fills the page tables of hundreds of MB each (finite_inputs.hpp
   // screens them later, on every core).
   auto [source_embedding, helper_embedding] = vocabularies.while_reading([&] {
@@ -165,8 +174,8 @@ inline loaded_models read_models(const transfer_arguments& args) {
       {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
       std::move(intersection),
       {}};
-  const io::token_vocabulary& source_vocabulary = vocabularies.source.get();
-  const io::token_vocabulary& helper_vocabulary = vocabularies.helper.get();
+  const io::token_vocabulary& source_vocabulary = vocabularies.source.get().vocabulary;
+  const io::token_vocabulary& helper_vocabulary = vocabularies.helper.get().vocabulary;
   detail::require_consistent(models, source_vocabulary, helper_vocabulary);
   models.config = transfer_config(models.source.folder.config(), models.helper.folder.config(),
                                   models.helper.embedding.rows(), source_vocabulary.ids, helper_vocabulary.ids);

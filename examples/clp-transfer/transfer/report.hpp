@@ -29,6 +29,7 @@ struct transfer_outcome {
   const vocabulary_overlap& overlap;
   const synthesis_report& report;
   phase_seconds seconds;
+  const token_matching& matching;  ///< how the overlap was found (token_matching.hpp)
 
   Index missing() const { return overlap.target_rows() - overlap.size(); }
   /// The largest synthesised row is out of proportion with the source's rows.
@@ -58,6 +59,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["overlap_share_of_source"] = overlap.share_of_source();
   json["overlap_share_of_target"] = overlap.share_of_target();
   json["missing"] = outcome.missing();
+  json["matching"] = matching_json(outcome.matching);
   json["degenerate_rows"] = report.degenerate_rows();
   json["zero_norm_rows"] = report.zero_norm_rows;
   json["fallback_rows"] = report.fallback_rows;
@@ -102,6 +104,7 @@ inline void print_summary(const transfer_outcome& outcome) {
                outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype().c_str(),
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
                how.c_str());
+  print_matching_summary(outcome.matching);
   if (clp)
     std::fprintf(stderr,
                  "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"

@@ -18,6 +18,7 @@
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
 #include "progress.hpp"
+#include "special_tokens.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
@@ -118,6 +119,10 @@ inline void write_output(const io::staging_directory& staging, bool durable, con
     detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n", durable);
   }
   detail::write_file_atomically(staging.path() / "config.json", models.config.config.dump(2) + "\n", durable);
+  // The source's generation settings with the helper's token ids (special_tokens.hpp).
+  if (const auto generation = target_generation_config(
+          read_generation_config(args.source), read_generation_config(args.helper), models.helper.folder.config()))
+    detail::write_file_atomically(staging.path() / "generation_config.json", generation->dump(2) + "\n", durable);
   for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
     std::filesystem::copy_file(file, staging.path() / file.filename());
     if (durable) detail::flush_to_disk(staging.path() / file.filename());
