@@ -36,7 +36,7 @@ class embedding_matrix {
     if (tensor.shape.size() != 2)
       io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
                                   io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(tensor.dtype, tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name),
+    embedding_matrix m(std::string(io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name),
                        /*allocate=*/false);
     if (tensor.byte_size > 0 && tensor.offset % m.element_size_ == 0) {
       m.mapping_ = found.file.map(tensor);
@@ -81,7 +81,7 @@ class embedding_matrix {
   embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description, bool allocate)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
     if (dtype == "F32" || dtype == "F64" || dtype == "F16" || dtype == "BF16")
-      element_size_ = *io::dtype_size(dtype);
+      element_size_ = io::dtype_size(*io::parse_dtype(dtype));
     else
       throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
     if (allocate) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,7 +31,8 @@ namespace clp::io {
 
 namespace detail {
 
-/// Parses a JSON file; throws naming the file when it cannot be read or is not JSON.
+/// Parses a JSON file; throws naming the file when it cannot be read or is not JSON (a
+/// syntax error, or a number too large for a double such as 9e999).
 /// @tparam    Json  nlohmann::json (fast, sorted keys) or nlohmann::ordered_json (keeps the
 ///                  file's key order, but inserts in linear time: small files only)
 /// @param[in] file  JSON file
@@ -40,8 +42,22 @@ Json read_json_file(const std::filesystem::path& file) {
   if (!in) fail(file, with_errno("cannot open"));
   try {
     return Json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
-    fail(file, std::string("not valid JSON (") + error.what() + ")");
+  } catch (const nlohmann::json::exception& error) {
+    fail_json(file, "not valid JSON", error);
+  }
+}
+
+/// Runs `read`, which interprets JSON read from `file`, turning any nlohmann exception that
+/// escapes it (a type or range error the checks did not foresee) into an io::error naming
+/// `file`, so that no JSON library message reaches the user without the file's name.
+/// @param[in] file  the file `read` interprets
+/// @param[in] read  callable; its result is returned
+template <class Read>
+auto naming_file(const std::filesystem::path& file, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& error) {
+    fail_json(file, "unexpected JSON content", error);
   }
 }
 
@@ -79,8 +95,12 @@ class vocabulary_builder {
   ///                       with the same id is then accepted
   void add(const std::string& token, const nlohmann::json& id, bool may_repeat) {
     const auto value = as_int64(id);
-    if (!value) fail(file_, "token " + quoted_name(token) + " has id " + id.dump() + ", not an integer");
+    if (!value) fail(file_, "token " + quoted_name(token) + " has id " + json_excerpt(id) + ", not an integer");
     if (*value < 0) fail(file_, "token " + quoted_name(token) + " has negative id " + std::to_string(*value));
+    // The vocabulary's size is the highest id + 1, which must itself be an int64.
+    if (*value == std::numeric_limits<std::int64_t>::max())
+      fail(file_, "token " + quoted_name(token) + " has id " + std::to_string(*value) +
+                      ", too large (ids must be below " + std::to_string(*value) + ")");
     const auto [entry, inserted] = vocabulary_.ids.emplace(token, *value);
     if (!inserted) {
       if (may_repeat && entry->second == *value) return;
@@ -115,6 +135,7 @@ class vocabulary_builder {
 inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
   // nlohmann::json, not ordered_json: vocabularies run to 250k entries.
   const auto document = detail::read_json_file<nlohmann::json>(file);
+  return detail::naming_file(file, [&] {
   if (!document.is_object()) detail::fail(file, "not a JSON object");
   const auto model = document.find("model");
   if (model == document.end() || !model->is_object() || !model->contains("vocab"))
@@ -154,6 +175,7 @@ inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
     }
   }
   return builder.finish();
+  });
 }
 
 /// Reads a `vocab.json`: one object token -> id (GPT-2 style tokenizers without
@@ -161,10 +183,12 @@ inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
 /// @param[in] file  vocab.json
 inline token_vocabulary read_vocab_json(const std::filesystem::path& file) {
   const auto document = detail::read_json_file<nlohmann::json>(file);
-  if (!document.is_object()) detail::fail(file, "not a JSON object of token -> id");
-  detail::vocabulary_builder builder(file);
-  for (const auto& [token, id] : document.items()) builder.add(token, id, false);
-  return builder.finish();
+  return detail::naming_file(file, [&] {
+    if (!document.is_object()) detail::fail(file, "not a JSON object of token -> id");
+    detail::vocabulary_builder builder(file);
+    for (const auto& [token, id] : document.items()) builder.add(token, id, false);
+    return builder.finish();
+  });
 }
 
 /// Reads the vocabulary of a model folder from tokenizer.json, or else vocab.json.
@@ -320,11 +344,14 @@ namespace detail {
 template <std::size_t N>
 std::int64_t positive_config_value(const nlohmann::ordered_json& config, const std::filesystem::path& file,
                                    const std::array<std::string_view, N>& keys) {
+  if (!config.is_object()) fail(file, "not a JSON object");
   for (std::string_view key : keys) {
     const auto it = config.find(std::string(key));
     if (it == config.end()) continue;
     const auto value = as_int64(*it);
-    if (!value || *value <= 0) fail(file, std::string(key) + " is " + it->dump() + ", not a positive integer");
+    if (!value || *value <= 0)
+      fail(file, std::string(key) + " is " + json_excerpt(*it) +
+                     ", not a positive integer");
     return *value;
   }
   std::string list;
@@ -429,6 +456,10 @@ class model_folder {
  private:
   void open_shards() {
     const auto index = detail::read_json_file<nlohmann::ordered_json>(index_path_);
+    detail::naming_file(index_path_, [&] { open_shards(index); });
+  }
+
+  void open_shards(const nlohmann::ordered_json& index) {
     const auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
     if (weight_map == index.end() || !weight_map->is_object() || weight_map->empty())
       detail::fail(index_path_, "no weight_map object of tensor name -> shard file");
@@ -437,7 +468,7 @@ class model_folder {
     for (const auto& [tensor, shard] : weight_map->items()) {
       if (!shard.is_string())
         detail::fail(index_path_,
-                     "tensor " + detail::quoted_name(tensor) + " maps to " + shard.dump() + ", not a file name");
+                     "tensor " + detail::quoted_name(tensor) + " maps to " + detail::json_excerpt(shard) + ", not a file name");
       const std::string name = shard.get<std::string>();
       // Shards live in the folder itself; a path here would reach outside it.
       if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
