@@ -12,8 +12,8 @@ namespace {
 const fs::path& model() {
   static const fs::path folder = [] {
     const fs::path f = fresh_folder("config");
-    clp::io::safetensors_writer writer(f / "model.safetensors", {{"transformer.wte.weight", clp::io::dtype::f32, {2, 2}, 16}},
-                                       {}, /*durable=*/false);
+    clp::io::safetensors_writer writer(
+        f / "model.safetensors", {{"transformer.wte.weight", clp::io::dtype::f32, {2, 2}, 16}}, {}, /*durable=*/false);
     const float values[4] = {1, 2, 3, 4};
     writer.append(values, sizeof values);
     writer.finish();

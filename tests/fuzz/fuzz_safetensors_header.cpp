@@ -41,7 +41,8 @@ void check_accepted(const fs::path& folder, const safetensors_file& file) {
   if (reread.metadata() != file.metadata()) finding("the copy has other metadata");
   for (const tensor_entry& tensor : file.tensors()) {
     const tensor_entry* again = reread.find(tensor.name);
-    if (!again || again->dtype != tensor.dtype || again->shape != tensor.shape) finding("the copy differs", tensor.name);
+    if (!again || again->dtype != tensor.dtype || again->shape != tensor.shape)
+      finding("the copy differs", tensor.name);
     if (reread.read(*again) != file.read(tensor)) finding("the copy's bytes differ", tensor.name);
   }
 }

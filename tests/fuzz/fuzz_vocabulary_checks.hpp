@@ -19,7 +19,8 @@ inline void check_vocabulary(const clp::io::token_vocabulary& vocabulary) {
     if (!seen.insert(id).second) finding("one id for two tokens", token);
     highest = std::max(highest, id);
   }
-  if (vocabulary.size != highest + 1) finding("size is not the highest id + 1");
+  // highest + 1 must be an int64 too: an id of INT64_MAX is a finding, not an overflow here.
+  if (highest == INT64_MAX || vocabulary.size != highest + 1) finding("size is not the highest id + 1");
 }
 
 }  // namespace clp_fuzz

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <system_error>
 
-#include <clp/error.hpp>
 #include <doctest/doctest.h>
+#include <clp/error.hpp>
 
 #include "../common/temp_dir.hpp"
 

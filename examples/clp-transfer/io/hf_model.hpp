@@ -136,45 +136,45 @@ inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
   // nlohmann::json, not ordered_json: vocabularies run to 250k entries.
   const auto document = detail::read_json_file<nlohmann::json>(file);
   return detail::naming_file(file, [&] {
-  if (!document.is_object()) detail::fail(file, "not a JSON object");
-  const auto model = document.find("model");
-  if (model == document.end() || !model->is_object() || !model->contains("vocab"))
-    detail::fail(file, "no vocabulary (model.vocab is missing)");
-  const nlohmann::json& vocab = (*model)["vocab"];
+    if (!document.is_object()) detail::fail(file, "not a JSON object");
+    const auto model = document.find("model");
+    if (model == document.end() || !model->is_object() || !model->contains("vocab"))
+      detail::fail(file, "no vocabulary (model.vocab is missing)");
+    const nlohmann::json& vocab = (*model)["vocab"];
 
-  // Older files may omit model.type; the vocabulary's JSON shape still tells Unigram apart.
-  std::string type;
-  if (model->contains("type")) {
-    if (!(*model)["type"].is_string()) detail::fail(file, "model.type is not a string");
-    type = (*model)["type"].get<std::string>();
-    if (type != "BPE" && type != "WordPiece" && type != "WordLevel" && type != "Unigram")
-      detail::fail(file, "unsupported tokenizer model type " + detail::quoted_name(type));
-  }
-  const bool unigram = type == "Unigram" || (type.empty() && vocab.is_array());
-
-  detail::vocabulary_builder builder(file);
-  if (unigram) {
-    if (!vocab.is_array()) detail::fail(file, "model.vocab of a Unigram model is not an array");
-    std::int64_t id = 0;
-    for (const nlohmann::json& entry : vocab) {
-      if (!entry.is_array() || entry.empty() || !entry[0].is_string())
-        detail::fail(file, "model.vocab[" + std::to_string(id) + "] is not a [piece, score] pair");
-      builder.add(entry[0].get<std::string>(), id++, false);
+    // Older files may omit model.type; the vocabulary's JSON shape still tells Unigram apart.
+    std::string type;
+    if (model->contains("type")) {
+      if (!(*model)["type"].is_string()) detail::fail(file, "model.type is not a string");
+      type = (*model)["type"].get<std::string>();
+      if (type != "BPE" && type != "WordPiece" && type != "WordLevel" && type != "Unigram")
+        detail::fail(file, "unsupported tokenizer model type " + detail::quoted_name(type));
     }
-  } else {
-    if (!vocab.is_object()) detail::fail(file, "model.vocab is not an object of token -> id");
-    for (const auto& [token, id] : vocab.items()) builder.add(token, id, false);
-  }
+    const bool unigram = type == "Unigram" || (type.empty() && vocab.is_array());
 
-  if (const auto added = document.find("added_tokens"); added != document.end()) {
-    if (!added->is_array()) detail::fail(file, "added_tokens is not an array");
-    for (const nlohmann::json& token : *added) {
-      if (!token.is_object() || !token.contains("id") || !token.contains("content") || !token["content"].is_string())
-        detail::fail(file, "added_tokens holds an entry without \"id\" and \"content\"");
-      builder.add(token["content"].get<std::string>(), token["id"], true);
+    detail::vocabulary_builder builder(file);
+    if (unigram) {
+      if (!vocab.is_array()) detail::fail(file, "model.vocab of a Unigram model is not an array");
+      std::int64_t id = 0;
+      for (const nlohmann::json& entry : vocab) {
+        if (!entry.is_array() || entry.empty() || !entry[0].is_string())
+          detail::fail(file, "model.vocab[" + std::to_string(id) + "] is not a [piece, score] pair");
+        builder.add(entry[0].get<std::string>(), id++, false);
+      }
+    } else {
+      if (!vocab.is_object()) detail::fail(file, "model.vocab is not an object of token -> id");
+      for (const auto& [token, id] : vocab.items()) builder.add(token, id, false);
     }
-  }
-  return builder.finish();
+
+    if (const auto added = document.find("added_tokens"); added != document.end()) {
+      if (!added->is_array()) detail::fail(file, "added_tokens is not an array");
+      for (const nlohmann::json& token : *added) {
+        if (!token.is_object() || !token.contains("id") || !token.contains("content") || !token["content"].is_string())
+          detail::fail(file, "added_tokens holds an entry without \"id\" and \"content\"");
+        builder.add(token["content"].get<std::string>(), token["id"], true);
+      }
+    }
+    return builder.finish();
   });
 }
 
@@ -349,9 +349,7 @@ std::int64_t positive_config_value(const nlohmann::ordered_json& config, const s
     const auto it = config.find(std::string(key));
     if (it == config.end()) continue;
     const auto value = as_int64(*it);
-    if (!value || *value <= 0)
-      fail(file, std::string(key) + " is " + json_excerpt(*it) +
-                     ", not a positive integer");
+    if (!value || *value <= 0) fail(file, std::string(key) + " is " + json_excerpt(*it) + ", not a positive integer");
     return *value;
   }
   std::string list;
@@ -467,8 +465,8 @@ class model_folder {
     std::vector<std::string> shard_names;
     for (const auto& [tensor, shard] : weight_map->items()) {
       if (!shard.is_string())
-        detail::fail(index_path_,
-                     "tensor " + detail::quoted_name(tensor) + " maps to " + detail::json_excerpt(shard) + ", not a file name");
+        detail::fail(index_path_, "tensor " + detail::quoted_name(tensor) + " maps to " + detail::json_excerpt(shard) +
+                                      ", not a file name");
       const std::string name = shard.get<std::string>();
       // Shards live in the folder itself; a path here would reach outside it.
       if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)

@@ -205,10 +205,10 @@ struct dtype_info {
 };
 
 inline constexpr dtype_info dtype_table[] = {
-    {dtype::boolean, "BOOL", 1}, {dtype::u8, "U8", 1},   {dtype::i8, "I8", 1},   {dtype::f8_e4m3, "F8_E4M3", 1},
+    {dtype::boolean, "BOOL", 1},    {dtype::u8, "U8", 1},   {dtype::i8, "I8", 1},   {dtype::f8_e4m3, "F8_E4M3", 1},
     {dtype::f8_e5m2, "F8_E5M2", 1}, {dtype::u16, "U16", 2}, {dtype::i16, "I16", 2}, {dtype::f16, "F16", 2},
-    {dtype::bf16, "BF16", 2},    {dtype::u32, "U32", 4}, {dtype::i32, "I32", 4}, {dtype::f32, "F32", 4},
-    {dtype::u64, "U64", 8},      {dtype::i64, "I64", 8}, {dtype::f64, "F64", 8}};
+    {dtype::bf16, "BF16", 2},       {dtype::u32, "U32", 4}, {dtype::i32, "I32", 4}, {dtype::f32, "F32", 4},
+    {dtype::u64, "U64", 8},         {dtype::i64, "I64", 8}, {dtype::f64, "F64", 8}};
 
 /// The table row of `type`, or nullptr for a value outside the enumeration.
 inline const dtype_info* find_dtype(dtype type) {
@@ -248,8 +248,7 @@ class mapped_bytes {
   /// @param[in] base    what mmap returned
   /// @param[in] length  the mapped length
   /// @param[in] data    the first byte asked for, inside [base, base + length)
-  mapped_bytes(void* base, std::size_t length, const void* data) noexcept
-      : base_(base), length_(length), data_(data) {}
+  mapped_bytes(void* base, std::size_t length, const void* data) noexcept : base_(base), length_(length), data_(data) {}
   mapped_bytes(mapped_bytes&& other) noexcept
       : base_(std::exchange(other.base_, nullptr)), length_(other.length_), data_(other.data_) {}
   mapped_bytes& operator=(mapped_bytes&& other) noexcept {
@@ -353,7 +352,8 @@ class safetensors_file {
     const std::uint64_t start = tensor.offset / page * page;
     const auto length = static_cast<std::size_t>(tensor.offset + tensor.byte_size - start);
     void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_.get(), static_cast<off_t>(start));
-    if (base == MAP_FAILED) detail::fail(path_, detail::with_errno("cannot map tensor " + detail::quoted_name(tensor.name)));
+    if (base == MAP_FAILED)
+      detail::fail(path_, detail::with_errno("cannot map tensor " + detail::quoted_name(tensor.name)));
     return {base, length, static_cast<const char*>(base) + (tensor.offset - start)};
   }
 
@@ -430,8 +430,8 @@ class safetensors_file {
       detail::fail_json(path_, "header is not valid JSON", error);
     }
     if (!repeated.empty())
-      detail::fail(path_, (repeated_depth <= 1 && repeated != "__metadata__" ? "tensor name " : "key ") + detail::quoted_name(repeated) +
-                              " appears twice in the header");
+      detail::fail(path_, (repeated_depth <= 1 && repeated != "__metadata__" ? "tensor name " : "key ") +
+                              detail::quoted_name(repeated) + " appears twice in the header");
     return header;
   }
 
