@@ -86,6 +86,11 @@ TEST_CASE("a sharded model folder: index plus three shards") {
     check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
                 {"not a file name"});
   }
+  SUBCASE("a shard name with a NUL, which open() would cut short") {
+    write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1.safetensors\u0000.x"}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"\"s-1.safetensors\\u0000.x\" is not a file name"});
+  }
   SUBCASE("an index without weight_map") {
     write_file(dir / "model.safetensors.index.json", R"({"metadata": {}})");
     check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json", {"no weight_map"});
@@ -381,6 +386,19 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
     const io::token_vocabulary vocabulary = io::read_vocab_json(vocab);
     CHECK(vocabulary.size == INT64_MAX);
     CHECK(vocabulary.ids.at("z") == INT64_MAX - 1);
+  }
+  SUBCASE("nesting deeper than 1000 levels, in any JSON file") {
+    const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+    write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + deep + "}");
+    write_u8_tensors(dir / "model.safetensors", {"wte.weight"});
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"nested deeper than 1000 levels"});
+    check_error(vocab_error(R"({"a": 0, "b": )" + deep + "}"), vocab, {"nested deeper than 1000 levels"});
+    // 1000 levels are fine (and copy and dump without trouble).
+    const std::string limit = std::string(999, '[') + std::string(999, ']');
+    write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + limit + "}");
+    const io::model_folder model(dir.path);
+    CHECK(io::target_config(model.config(), model.config(), 9).dump().size() > 1998);
+    check_error(vocab_error(R"({"a": 0, "b": )" + limit + "}"), vocab, {"\"b\" has id an array, not an integer"});
   }
   SUBCASE("config sizes at the limits of int64") {
     const std::filesystem::path file = "/models/m/config.json";

@@ -141,6 +141,14 @@ TEST_CASE("refused: JSON numbers that overflow a double name their file") {
   }
 }
 
+TEST_CASE("refused: JSON nested 200,000 deep (a copy of it used to overflow the stack)") {
+  const workspace ws = gpt2_workspace();
+  const fs::path file = ws.pair.source.folder / "config.json";
+  write_file(file, replaced(read_file(file), "{",
+                            "{\"deep\": " + std::string(200'000, '[') + std::string(200'000, ']') + ", "));
+  expect_refusal(ws, file, {"nested deeper than 1000 levels"});
+}
+
 TEST_CASE("refused: ids and sizes at the limits of int64") {
   SUBCASE("a token id of 9223372036854775807") {
     const workspace ws = gpt2_workspace();

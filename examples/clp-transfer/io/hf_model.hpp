@@ -16,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -31,8 +32,39 @@ namespace clp::io {
 
 namespace detail {
 
+/// Deeper nesting than any Hugging Face file has (theirs stay under 10 levels).
+/// nlohmann::ordered_json copies values recursively when its vector of members grows, so a
+/// config.json nested 200,000 deep (400 KB) overflowed the stack inside the parser itself.
+inline constexpr std::size_t max_json_depth = 1000;
+
+/// How deeply arrays and objects nest in JSON `text` (1 for a flat object), counted on the
+/// raw text so that it can be checked before parsing. It agrees with the parser up to the
+/// first syntax error, so the parser never nests deeper than this.
+/// @param[in] text  JSON text (need not be valid)
+inline std::size_t json_text_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 /// Parses a JSON file; throws naming the file when it cannot be read or is not JSON (a
-/// syntax error, or a number too large for a double such as 9e999).
+/// syntax error, a number too large for a double such as 9e999, or nesting deeper than
+/// max_json_depth).
 /// @tparam    Json  nlohmann::json (fast, sorted keys) or nlohmann::ordered_json (keeps the
 ///                  file's key order, but inserts in linear time: small files only)
 /// @param[in] file  JSON file
@@ -40,8 +72,13 @@ template <class Json>
 Json read_json_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, with_errno("cannot open"));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();  // an empty file (or a folder) reads as "": the parser says what is wrong
+  const std::string text = std::move(bytes).str();
+  if (json_text_depth(text) > max_json_depth)
+    fail(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
   try {
-    return Json::parse(in);
+    return Json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     fail_json(file, "not valid JSON", error);
   }
@@ -468,8 +505,9 @@ class model_folder {
         detail::fail(index_path_, "tensor " + detail::quoted_name(tensor) + " maps to " + detail::json_excerpt(shard) +
                                       ", not a file name");
       const std::string name = shard.get<std::string>();
-      // Shards live in the folder itself; a path here would reach outside it.
-      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      // Shards live in the folder itself; a path here would reach outside it. A NUL would
+      // end the name early at open(): another file than the one named.
+      if (name.empty() || name == "." || name == ".." || name.find_first_of(std::string("/\0", 2)) != std::string::npos)
         detail::fail(index_path_, "shard " + detail::quoted_name(name) + " is not a file name");
       if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
     }

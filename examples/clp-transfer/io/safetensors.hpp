@@ -89,10 +89,13 @@ inline std::string quoted_name(std::string_view text) {
 }
 
 /// A JSON value as compact text for a message, cut to about 60 characters so that a huge
-/// value cannot flood the line.
+/// value cannot flood the line. Arrays and objects are only named: dump() recurses, and a
+/// value nested a million deep would overflow the stack.
 /// @param[in] value  any JSON value (nlohmann::json or ordered_json)
 template <class Json>
 std::string json_excerpt(const Json& value) {
+  if (value.is_array()) return value.empty() ? "[]" : "an array";
+  if (value.is_object()) return value.empty() ? "{}" : "an object";
   std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
