@@ -36,7 +36,8 @@ class embedding_matrix {
     if (tensor.shape.size() != 2)
       io::detail::fail(where, "tensor " + io::detail::quoted_name(name) + " has shape " +
                                   io::detail::format_shape(tensor.shape) + ", not [rows, cols]");
-    embedding_matrix m(std::string(io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1], where + " tensor " + io::detail::quoted_name(name),
+    embedding_matrix m(std::string(io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1],
+                       where + " tensor " + io::detail::quoted_name(name),
                        /*allocate=*/false);
     if (tensor.byte_size > 0 && tensor.offset % m.element_size_ == 0) {
       m.mapping_ = found.file.map(tensor);

@@ -195,7 +195,8 @@ inline fixture_tensor matrix_tensor(std::string name, const matrix& m, const std
 inline void write_safetensors(const fs::path& file, const std::vector<fixture_tensor>& tensors,
                               const std::map<std::string, std::string>& metadata = {{"format", "pt"}}) {
   std::vector<clp::io::tensor_spec> specs;
-  for (const fixture_tensor& t : tensors) specs.push_back({t.name, *clp::io::parse_dtype(t.dtype), t.shape, t.bytes.size()});
+  for (const fixture_tensor& t : tensors)
+    specs.push_back({t.name, *clp::io::parse_dtype(t.dtype), t.shape, t.bytes.size()});
   clp::io::safetensors_writer writer(file, specs, metadata);
   for (const fixture_tensor& t : tensors) writer.append(t.bytes.data(), t.bytes.size());
   writer.finish();
