@@ -138,8 +138,8 @@ inline void require_consistent(const loaded_models& models, const io::token_voca
   if (!source.head) return;
   require_ids_fit(source_vocabulary, source.folder.directory(), *source.head);
   if (source.head->dtype() != source.embedding.dtype())
-    io::detail::fail(source.folder.directory(), "the output head is " + source.head->dtype() +
-                                                    " but the embedding is " + source.embedding.dtype() +
+    io::detail::fail(source.folder.directory(), "the output head is " + source.head->dtype_name() +
+                                                    " but the embedding is " + source.embedding.dtype_name() +
                                                     "; mixed dtypes are not supported");
 }
 
