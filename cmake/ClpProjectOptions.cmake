@@ -10,6 +10,15 @@ function(clp_project_warnings target)
   endif()
 endfunction()
 
+# libFuzzer binaries of the clp-transfer program's input parsers (tests/fuzz), built with
+# -fsanitize=fuzzer,address,undefined: clang only (the "fuzz" preset). Their replay drivers are
+# built and tested either way.
+option(CLP_BUILD_FUZZERS "Build the libFuzzer targets of tests/fuzz (needs clang)" OFF)
+if(CLP_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "CLP_BUILD_FUZZERS needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}: "
+                      "cmake --preset fuzz, or -DCMAKE_CXX_COMPILER=clang++")
+endif()
+
 # Our programs and tests use OpenMP when the compiler has it (the library's threads become
 # an OpenMP team; see include/clp/detail/parallel.hpp).
 find_package(OpenMP COMPONENTS CXX)

@@ -56,11 +56,13 @@ class embedding_matrix {
   }
 
   /// A rows x cols matrix of `dtype` in memory, uninitialised: every element must be written.
-  embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description)
+  embedding_matrix(io::dtype dtype, Index rows, Index cols, std::string description)
       : embedding_matrix(dtype, rows, cols, std::move(description), /*allocate=*/true) {}
 
-  /// The safetensors dtype name: F32, F64, F16 or BF16.
-  const std::string& dtype() const { return dtype_; }
+  /// The safetensors dtype: F32, F64, F16 or BF16.
+  io::dtype dtype() const { return dtype_; }
+  /// Its name as a safetensors header writes it, for messages.
+  std::string dtype_name() const { return std::string(io::dtype_name(dtype_)); }
   Index rows() const { return rows_; }
   Index cols() const { return cols_; }
   /// "FILE tensor NAME", for messages.
@@ -81,7 +83,7 @@ class embedding_matrix {
   template <class T>
   clp::matrix_view<T> view() const {
     if (clp::detail::kind_of<std::remove_const_t<T>>() != kind_)
-      throw std::logic_error(description_ + " is " + dtype_ + ", not the element type asked for");
+      throw std::logic_error(description_ + " is " + dtype_name() + ", not the element type asked for");
     if (!std::is_const_v<T> && !writable_) throw std::logic_error(description_ + " is read-only");
     return clp::matrix_view<T>(static_cast<T*>(data_), rows_, cols_);
   }
@@ -114,18 +116,25 @@ class embedding_matrix {
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size(); }
 
  private:
-  embedding_matrix(const std::string& dtype, Index rows, Index cols, std::string description, bool allocate)
+  embedding_matrix(io::dtype dtype, Index rows, Index cols, std::string description, bool allocate)
       : dtype_(dtype), rows_(rows), cols_(cols), description_(std::move(description)) {
-    if (dtype == "F32")
-      kind_ = clp::detail::scalar_kind::f32;
-    else if (dtype == "F64")
-      kind_ = clp::detail::scalar_kind::f64;
-    else if (dtype == "F16")
-      kind_ = clp::detail::scalar_kind::f16;
-    else if (dtype == "BF16")
-      kind_ = clp::detail::scalar_kind::bf16;
-    else
-      throw std::runtime_error(description_ + ": dtype " + dtype + " is not an embedding type (F32, F64, F16 or BF16)");
+    switch (dtype) {
+      case io::dtype::f32:
+        kind_ = clp::detail::scalar_kind::f32;
+        break;
+      case io::dtype::f64:
+        kind_ = clp::detail::scalar_kind::f64;
+        break;
+      case io::dtype::f16:
+        kind_ = clp::detail::scalar_kind::f16;
+        break;
+      case io::dtype::bf16:
+        kind_ = clp::detail::scalar_kind::bf16;
+        break;
+      default:
+        throw io::error(description_ + ": dtype " + std::string(io::dtype_name(dtype)) +
+                        " is not an embedding type (F32, F64, F16 or BF16)");
+    }
     if (allocate) {
       data_ = memory_.reserve(byte_size());
       writable_ = true;
@@ -150,14 +159,14 @@ class embedding_matrix {
   /// The library's type-erased view: its visit_kind is the one dispatch on the element type.
   clp::detail::input_view erased() const { return {data_, kind_, rows_, cols_, cols_, 1}; }
   [[noreturn]] void fail_non_finite(Index row, Index column) const {
-    throw std::runtime_error(description_ + ": row " + std::to_string(row) + " column " + std::to_string(column) +
-                             " is NaN or infinite");
+    throw io::error(description_ + ": row " + std::to_string(row) + " column " + std::to_string(column) +
+                    " is NaN or infinite");
   }
   std::size_t element_size() const {
     return clp::detail::visit_kind(erased(), [](auto* tag) { return sizeof(*tag); });
   }
 
-  std::string dtype_;
+  io::dtype dtype_;
   clp::detail::scalar_kind kind_ = clp::detail::scalar_kind::f32;
   Index rows_ = 0, cols_ = 0;
   std::string description_;

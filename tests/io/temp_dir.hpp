@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include <doctest/doctest.h>
+#include <clp/error.hpp>
 
 #include "../common/temp_dir.hpp"
 
@@ -32,13 +33,14 @@ inline std::string read_file(const std::filesystem::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The what() of the std::runtime_error `action` throws, or "" when it throws none.
+/// The what() of the clp::error (io::error included) `action` throws, or "" when it throws
+/// none; any other exception escapes and fails the test.
 /// @param[in] action  callable expected to throw
 template <class Action>
 std::string error_of(Action&& action) {
   try {
     action();
-  } catch (const std::runtime_error& error) {
+  } catch (const clp::error& error) {
     return error.what();
   }
   return "";

@@ -22,7 +22,8 @@ namespace {
 /// @param[in] size   bytes per tensor
 void write_u8_tensors(const std::filesystem::path& file, const std::vector<std::string>& names, std::size_t size = 4) {
   std::vector<io::tensor_spec> specs;
-  for (const std::string& name : names) specs.push_back({name, "U8", {static_cast<std::int64_t>(size)}, size});
+  for (const std::string& name : names)
+    specs.push_back({name, clp::io::dtype::u8, {static_cast<std::int64_t>(size)}, size});
   io::safetensors_writer writer(file, specs);
   const std::vector<char> bytes(size * names.size(), 'x');
   writer.append(bytes.data(), bytes.size());
@@ -84,6 +85,11 @@ TEST_CASE("a sharded model folder: index plus three shards") {
     write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "../s-1.safetensors"}})");
     check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
                 {"not a file name"});
+  }
+  SUBCASE("a shard name with a NUL, which open() would cut short") {
+    write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1.safetensors\u0000.x"}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"\"s-1.safetensors\\u0000.x\" is not a file name"});
   }
   SUBCASE("an index without weight_map") {
     write_file(dir / "model.safetensors.index.json", R"({"metadata": {}})");
@@ -333,5 +339,80 @@ TEST_CASE("staging directory") {
   SUBCASE("a missing parent directory is reported before any work") {
     check_error(error_of([&] { io::check_output_available(dir / "no/out", true); }), dir / "no/out",
                 {"parent directory", "does not exist"});
+  }
+}
+
+TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids at the limits of int64") {
+  temp_dir dir;
+  const auto tokenizer = dir / "tokenizer.json";
+  const auto vocab = dir / "vocab.json";
+  const auto tokenizer_error = [&](const std::string& text) {
+    write_file(tokenizer, text);
+    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+  };
+  const auto vocab_error = [&](const std::string& text) {
+    write_file(vocab, text);
+    return error_of([&] { io::read_vocab_json(vocab); });
+  };
+
+  SUBCASE("a number too large for a double (nlohmann's out_of_range.406)") {
+    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9e999}}})"), tokenizer,
+                {"not valid JSON", "number overflow", "9e999"});
+    check_error(vocab_error(R"({"a": -9e999})"), vocab, {"not valid JSON", "number overflow"});
+    write_file(dir / "config.json", R"({"vocab_size": 9e999, "n_embd": 4})");
+    write_u8_tensors(dir / "model.safetensors", {"wte.weight"});
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"number overflow"});
+  }
+  SUBCASE("a number overflow in the shard index") {
+    write_file(dir / "config.json", config_text);
+    write_u8_tensors(dir / "s-1.safetensors", {"a"});
+    write_file(dir / "model.safetensors.index.json",
+               R"({"metadata": {"total_size": 1e999}, "weight_map": {"a": "s-1.safetensors"}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"not valid JSON", "number overflow"});
+  }
+  SUBCASE("token id 9223372036854775807: the vocabulary size would overflow") {
+    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "h": 9223372036854775807}}})"),
+                tokenizer, {"\"h\" has id 9223372036854775807, too large"});
+    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+                                   "added_tokens": [{"id": 9223372036854775807, "content": "<s>"}]})"),
+                tokenizer, {"\"<s>\" has id 9223372036854775807, too large"});
+    check_error(vocab_error(R"({"z": 9223372036854775807})"), vocab, {"too large"});
+    check_error(vocab_error(R"({"z": 9223372036854775808})"), vocab, {"not an integer"});
+    check_error(vocab_error(R"({"z": 18446744073709551616})"), vocab, {"not an integer"});
+  }
+  SUBCASE("token id 9223372036854775806 is the largest the reader accepts (the program checks rows)") {
+    write_file(vocab, R"({"a": 0, "z": 9223372036854775806})");
+    const io::token_vocabulary vocabulary = io::read_vocab_json(vocab);
+    CHECK(vocabulary.size == INT64_MAX);
+    CHECK(vocabulary.ids.at("z") == INT64_MAX - 1);
+  }
+  SUBCASE("nesting deeper than 1000 levels, in any JSON file") {
+    const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+    write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + deep + "}");
+    write_u8_tensors(dir / "model.safetensors", {"wte.weight"});
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"nested deeper than 1000 levels"});
+    check_error(vocab_error(R"({"a": 0, "b": )" + deep + "}"), vocab, {"nested deeper than 1000 levels"});
+    // 1000 levels are fine (and copy and dump without trouble).
+    const std::string limit = std::string(999, '[') + std::string(999, ']');
+    write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + limit + "}");
+    const io::model_folder model(dir.path);
+    CHECK(io::target_config(model.config(), model.config(), 9).dump().size() > 1998);
+    check_error(vocab_error(R"({"a": 0, "b": )" + limit + "}"), vocab, {"\"b\" has id an array, not an integer"});
+  }
+  SUBCASE("config sizes at the limits of int64") {
+    const std::filesystem::path file = "/models/m/config.json";
+    CHECK(io::config_vocab_size(nlohmann::ordered_json::parse(R"({"vocab_size": 9223372036854775807})"), file) ==
+          INT64_MAX);
+    check_error(error_of([&] {
+                  io::config_vocab_size(nlohmann::ordered_json::parse(R"({"vocab_size": 9223372036854775808})"), file);
+                }),
+                file, {"vocab_size is 9223372036854775808, not a positive integer"});
+    check_error(error_of([&] {
+                  io::config_hidden_size(nlohmann::ordered_json::parse(R"({"n_embd": -9223372036854775808})"), file);
+                }),
+                file, {"not a positive integer"});
+    check_error(error_of([&] { io::config_hidden_size(nlohmann::ordered_json::array(), file); }), file,
+                {"not a JSON object"});
   }
 }

@@ -143,7 +143,7 @@ inline matrix read_matrix(const fs::path& file, const std::string& name) {
   REQUIRE(tensor.shape.size() == 2);
   std::string bytes(tensor.byte_size, '\0');
   opened.read(tensor, bytes.data(), bytes.size());
-  return decode(bytes, tensor.dtype, tensor.shape[0], tensor.shape[1]);
+  return decode(bytes, std::string(clp::io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1]);
 }
 
 /// rows x cols values around a shared mean direction of norm `offset` with N(0, noise^2)
@@ -195,7 +195,8 @@ inline fixture_tensor matrix_tensor(std::string name, const matrix& m, const std
 inline void write_safetensors(const fs::path& file, const std::vector<fixture_tensor>& tensors,
                               const std::map<std::string, std::string>& metadata = {{"format", "pt"}}) {
   std::vector<clp::io::tensor_spec> specs;
-  for (const fixture_tensor& t : tensors) specs.push_back({t.name, t.dtype, t.shape, t.bytes.size()});
+  for (const fixture_tensor& t : tensors)
+    specs.push_back({t.name, *clp::io::parse_dtype(t.dtype), t.shape, t.bytes.size()});
   clp::io::safetensors_writer writer(file, specs, metadata);
   for (const fixture_tensor& t : tensors) writer.append(t.bytes.data(), t.bytes.size());
   writer.finish();

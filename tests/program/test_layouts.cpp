@@ -149,7 +149,8 @@ void check_tensors(const layout_fixture& layout, const fs::path& output, const w
         continue;
       }
       const oracle_rows oracle = clp_oracle(with_source_rows(layout.pair, vocabulary->values), choice);
-      check_rows_in(decode_values(bytes, b.dtype, rows, vocabulary->values.cols), oracle.embedding, oracle, b.dtype,
+      const std::string dtype(clp::io::dtype_name(b.dtype));
+      check_rows_in(decode_values(bytes, dtype, rows, vocabulary->values.cols), oracle.embedding, oracle, dtype,
                     a.name);
     }
   }
@@ -256,7 +257,8 @@ TEST_CASE("the layout fixtures agree with the layout decisions (no program run)"
     std::vector<clp::program::tensor_description> tensors;
     for (const std::string& file : source.weight_files) {
       const clp::io::safetensors_file opened(source.folder / file);
-      for (const clp::io::tensor_entry& t : opened.tensors()) tensors.push_back({t.name, t.shape, t.dtype});
+      for (const clp::io::tensor_entry& t : opened.tensors())
+        tensors.push_back({t.name, t.shape, std::string(clp::io::dtype_name(t.dtype))});
     }
     std::vector<std::string> names;
     for (const auto& t : tensors) names.push_back(t.name);

@@ -65,7 +65,7 @@ void poke(const fs::path& file, const std::string& name, std::int64_t row, std::
     const clp::io::safetensors_file opened(file);
     const clp::io::tensor_entry& tensor = opened.at(name);
     offset = tensor.offset;
-    dtype = tensor.dtype;
+    dtype = clp::io::dtype_name(tensor.dtype);
     cols = tensor.shape[1];
   }
   std::string bytes = read_file(file);

@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -30,7 +32,39 @@ namespace clp::io {
 
 namespace detail {
 
-/// Parses a JSON file; throws naming the file when it cannot be read or is not JSON.
+/// Deeper nesting than any Hugging Face file has (theirs stay under 10 levels).
+/// nlohmann::ordered_json copies values recursively when its vector of members grows, so a
+/// config.json nested 200,000 deep (400 KB) overflowed the stack inside the parser itself.
+inline constexpr std::size_t max_json_depth = 1000;
+
+/// How deeply arrays and objects nest in JSON `text` (1 for a flat object), counted on the
+/// raw text so that it can be checked before parsing. It agrees with the parser up to the
+/// first syntax error, so the parser never nests deeper than this.
+/// @param[in] text  JSON text (need not be valid)
+inline std::size_t json_text_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// Parses a JSON file; throws naming the file when it cannot be read or is not JSON (a
+/// syntax error, a number too large for a double such as 9e999, or nesting deeper than
+/// max_json_depth).
 /// @tparam    Json  nlohmann::json (fast, sorted keys) or nlohmann::ordered_json (keeps the
 ///                  file's key order, but inserts in linear time: small files only)
 /// @param[in] file  JSON file
@@ -38,10 +72,29 @@ template <class Json>
 Json read_json_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, with_errno("cannot open"));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();  // an empty file (or a folder) reads as "": the parser says what is wrong
+  const std::string text = std::move(bytes).str();
+  if (json_text_depth(text) > max_json_depth)
+    fail(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
   try {
-    return Json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
-    fail(file, std::string("not valid JSON (") + error.what() + ")");
+    return Json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    fail_json(file, "not valid JSON", error);
+  }
+}
+
+/// Runs `read`, which interprets JSON read from `file`, turning any nlohmann exception that
+/// escapes it (a type or range error the checks did not foresee) into an io::error naming
+/// `file`, so that no JSON library message reaches the user without the file's name.
+/// @param[in] file  the file `read` interprets
+/// @param[in] read  callable; its result is returned
+template <class Read>
+auto naming_file(const std::filesystem::path& file, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& error) {
+    fail_json(file, "unexpected JSON content", error);
   }
 }
 
@@ -79,8 +132,12 @@ class vocabulary_builder {
   ///                       with the same id is then accepted
   void add(const std::string& token, const nlohmann::json& id, bool may_repeat) {
     const auto value = as_int64(id);
-    if (!value) fail(file_, "token " + quoted_name(token) + " has id " + id.dump() + ", not an integer");
+    if (!value) fail(file_, "token " + quoted_name(token) + " has id " + json_excerpt(id) + ", not an integer");
     if (*value < 0) fail(file_, "token " + quoted_name(token) + " has negative id " + std::to_string(*value));
+    // The vocabulary's size is the highest id + 1, which must itself be an int64.
+    if (*value == std::numeric_limits<std::int64_t>::max())
+      fail(file_, "token " + quoted_name(token) + " has id " + std::to_string(*value) +
+                      ", too large (ids must be below " + std::to_string(*value) + ")");
     const auto [entry, inserted] = vocabulary_.ids.emplace(token, *value);
     if (!inserted) {
       if (may_repeat && entry->second == *value) return;
@@ -115,45 +172,47 @@ class vocabulary_builder {
 inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
   // nlohmann::json, not ordered_json: vocabularies run to 250k entries.
   const auto document = detail::read_json_file<nlohmann::json>(file);
-  if (!document.is_object()) detail::fail(file, "not a JSON object");
-  const auto model = document.find("model");
-  if (model == document.end() || !model->is_object() || !model->contains("vocab"))
-    detail::fail(file, "no vocabulary (model.vocab is missing)");
-  const nlohmann::json& vocab = (*model)["vocab"];
+  return detail::naming_file(file, [&] {
+    if (!document.is_object()) detail::fail(file, "not a JSON object");
+    const auto model = document.find("model");
+    if (model == document.end() || !model->is_object() || !model->contains("vocab"))
+      detail::fail(file, "no vocabulary (model.vocab is missing)");
+    const nlohmann::json& vocab = (*model)["vocab"];
 
-  // Older files may omit model.type; the vocabulary's JSON shape still tells Unigram apart.
-  std::string type;
-  if (model->contains("type")) {
-    if (!(*model)["type"].is_string()) detail::fail(file, "model.type is not a string");
-    type = (*model)["type"].get<std::string>();
-    if (type != "BPE" && type != "WordPiece" && type != "WordLevel" && type != "Unigram")
-      detail::fail(file, "unsupported tokenizer model type " + detail::quoted_name(type));
-  }
-  const bool unigram = type == "Unigram" || (type.empty() && vocab.is_array());
-
-  detail::vocabulary_builder builder(file);
-  if (unigram) {
-    if (!vocab.is_array()) detail::fail(file, "model.vocab of a Unigram model is not an array");
-    std::int64_t id = 0;
-    for (const nlohmann::json& entry : vocab) {
-      if (!entry.is_array() || entry.empty() || !entry[0].is_string())
-        detail::fail(file, "model.vocab[" + std::to_string(id) + "] is not a [piece, score] pair");
-      builder.add(entry[0].get<std::string>(), id++, false);
+    // Older files may omit model.type; the vocabulary's JSON shape still tells Unigram apart.
+    std::string type;
+    if (model->contains("type")) {
+      if (!(*model)["type"].is_string()) detail::fail(file, "model.type is not a string");
+      type = (*model)["type"].get<std::string>();
+      if (type != "BPE" && type != "WordPiece" && type != "WordLevel" && type != "Unigram")
+        detail::fail(file, "unsupported tokenizer model type " + detail::quoted_name(type));
     }
-  } else {
-    if (!vocab.is_object()) detail::fail(file, "model.vocab is not an object of token -> id");
-    for (const auto& [token, id] : vocab.items()) builder.add(token, id, false);
-  }
+    const bool unigram = type == "Unigram" || (type.empty() && vocab.is_array());
 
-  if (const auto added = document.find("added_tokens"); added != document.end()) {
-    if (!added->is_array()) detail::fail(file, "added_tokens is not an array");
-    for (const nlohmann::json& token : *added) {
-      if (!token.is_object() || !token.contains("id") || !token.contains("content") || !token["content"].is_string())
-        detail::fail(file, "added_tokens holds an entry without \"id\" and \"content\"");
-      builder.add(token["content"].get<std::string>(), token["id"], true);
+    detail::vocabulary_builder builder(file);
+    if (unigram) {
+      if (!vocab.is_array()) detail::fail(file, "model.vocab of a Unigram model is not an array");
+      std::int64_t id = 0;
+      for (const nlohmann::json& entry : vocab) {
+        if (!entry.is_array() || entry.empty() || !entry[0].is_string())
+          detail::fail(file, "model.vocab[" + std::to_string(id) + "] is not a [piece, score] pair");
+        builder.add(entry[0].get<std::string>(), id++, false);
+      }
+    } else {
+      if (!vocab.is_object()) detail::fail(file, "model.vocab is not an object of token -> id");
+      for (const auto& [token, id] : vocab.items()) builder.add(token, id, false);
     }
-  }
-  return builder.finish();
+
+    if (const auto added = document.find("added_tokens"); added != document.end()) {
+      if (!added->is_array()) detail::fail(file, "added_tokens is not an array");
+      for (const nlohmann::json& token : *added) {
+        if (!token.is_object() || !token.contains("id") || !token.contains("content") || !token["content"].is_string())
+          detail::fail(file, "added_tokens holds an entry without \"id\" and \"content\"");
+        builder.add(token["content"].get<std::string>(), token["id"], true);
+      }
+    }
+    return builder.finish();
+  });
 }
 
 /// Reads a `vocab.json`: one object token -> id (GPT-2 style tokenizers without
@@ -161,10 +220,12 @@ inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
 /// @param[in] file  vocab.json
 inline token_vocabulary read_vocab_json(const std::filesystem::path& file) {
   const auto document = detail::read_json_file<nlohmann::json>(file);
-  if (!document.is_object()) detail::fail(file, "not a JSON object of token -> id");
-  detail::vocabulary_builder builder(file);
-  for (const auto& [token, id] : document.items()) builder.add(token, id, false);
-  return builder.finish();
+  return detail::naming_file(file, [&] {
+    if (!document.is_object()) detail::fail(file, "not a JSON object of token -> id");
+    detail::vocabulary_builder builder(file);
+    for (const auto& [token, id] : document.items()) builder.add(token, id, false);
+    return builder.finish();
+  });
 }
 
 /// Reads the vocabulary of a model folder from tokenizer.json, or else vocab.json.
@@ -320,11 +381,12 @@ namespace detail {
 template <std::size_t N>
 std::int64_t positive_config_value(const nlohmann::ordered_json& config, const std::filesystem::path& file,
                                    const std::array<std::string_view, N>& keys) {
+  if (!config.is_object()) fail(file, "not a JSON object");
   for (std::string_view key : keys) {
     const auto it = config.find(std::string(key));
     if (it == config.end()) continue;
     const auto value = as_int64(*it);
-    if (!value || *value <= 0) fail(file, std::string(key) + " is " + it->dump() + ", not a positive integer");
+    if (!value || *value <= 0) fail(file, std::string(key) + " is " + json_excerpt(*it) + ", not a positive integer");
     return *value;
   }
   std::string list;
@@ -429,6 +491,10 @@ class model_folder {
  private:
   void open_shards() {
     const auto index = detail::read_json_file<nlohmann::ordered_json>(index_path_);
+    detail::naming_file(index_path_, [&] { open_shards(index); });
+  }
+
+  void open_shards(const nlohmann::ordered_json& index) {
     const auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
     if (weight_map == index.end() || !weight_map->is_object() || weight_map->empty())
       detail::fail(index_path_, "no weight_map object of tensor name -> shard file");
@@ -436,11 +502,12 @@ class model_folder {
     std::vector<std::string> shard_names;
     for (const auto& [tensor, shard] : weight_map->items()) {
       if (!shard.is_string())
-        detail::fail(index_path_,
-                     "tensor " + detail::quoted_name(tensor) + " maps to " + shard.dump() + ", not a file name");
+        detail::fail(index_path_, "tensor " + detail::quoted_name(tensor) + " maps to " + detail::json_excerpt(shard) +
+                                      ", not a file name");
       const std::string name = shard.get<std::string>();
-      // Shards live in the folder itself; a path here would reach outside it.
-      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      // Shards live in the folder itself; a path here would reach outside it. A NUL would
+      // end the name early at open(): another file than the one named.
+      if (name.empty() || name == "." || name == ".." || name.find_first_of(std::string("/\0", 2)) != std::string::npos)
         detail::fail(index_path_, "shard " + detail::quoted_name(name) + " is not a file name");
       if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
     }

@@ -100,8 +100,8 @@ inline void print_summary(const transfer_outcome& outcome) {
                "  overlap            %td tokens = %.1f%% of source, %.1f%% of target\n"
                "  missing            %td rows, %s\n",
                args.output.c_str(), overlap.source_vocab_size, outcome.models.source.embedding_name.c_str(),
-               source.rows(), source.cols(), source.dtype().c_str(), overlap.target_vocab_size,
-               outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype().c_str(),
+               source.rows(), source.cols(), source.dtype_name().c_str(), overlap.target_vocab_size,
+               outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype_name().c_str(),
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
                how.c_str());
   print_matching_summary(outcome.matching);

@@ -39,7 +39,8 @@ struct transferred_tensor {
 inline std::vector<tensor_description> describe_tensors(const io::model_folder& folder) {
   std::vector<tensor_description> tensors;
   for (const io::safetensors_file& shard : folder.shards())
-    for (const io::tensor_entry& t : shard.tensors()) tensors.push_back({t.name, t.shape, t.dtype});
+    for (const io::tensor_entry& t : shard.tensors())
+      tensors.push_back({t.name, t.shape, std::string(io::dtype_name(t.dtype))});
   return tensors;
 }
 

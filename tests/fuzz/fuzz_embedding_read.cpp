@@ -1,0 +1,35 @@
+// Fuzz target: reading a model's input embedding (embedding.hpp, embedding_matrix::read,
+// after io::model_folder and io::find_input_embedding). The folder holds a fixed config.json;
+// the input is model.safetensors (see safetensors_from_input). An accepted embedding must be
+// a finite rows x cols matrix, checked here element by element.
+#include <cmath>
+
+#include "embedding.hpp"
+#include "fuzz_support.hpp"
+
+using namespace clp_fuzz;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const fs::path folder = [] {
+    const fs::path f = fresh_folder("embedding");
+    write_bytes(f / "config.json", R"({"model_type": "gpt2", "vocab_size": 8, "n_embd": 4})");
+    return f;
+  }();
+  write_bytes(folder / "model.safetensors", safetensors_from_input(data, size));
+  expect_clean(
+      folder,
+      [&] {
+        const clp::io::model_folder model(folder);
+        const std::string name = clp::io::find_input_embedding(folder, model.tensor_names());
+        const auto matrix = clp::program::embedding_matrix::read(model, name);
+        const auto& tensor = model.locate(name).tensor;
+        if (matrix.rows() != tensor.shape.at(0) || matrix.cols() != tensor.shape.at(1)) finding("wrong matrix size");
+        matrix.visit([&](auto view) {
+          for (clp::Index r = 0; r < view.rows(); ++r)
+            for (clp::Index c = 0; c < view.cols(); ++c)
+              if (!std::isfinite(static_cast<float>(view(r, c)))) finding("a non-finite element was accepted");
+        });
+      },
+      /*program_errors=*/true);
+  return 0;
+}

@@ -1,0 +1,43 @@
+// Fuzz target: a sharded model folder's model.safetensors.index.json (io/hf_model.hpp,
+// model_folder). The folder holds a fixed config.json and two valid shards; the input is the
+// index. An accepted folder must locate every tensor of every shard it opened.
+#include "fuzz_support.hpp"
+#include "io/hf_model.hpp"
+
+using namespace clp_fuzz;
+
+namespace {
+
+void write_shard(const fs::path& file, const std::vector<std::string>& names) {
+  std::vector<clp::io::tensor_spec> specs;
+  for (const std::string& name : names) specs.push_back({name, clp::io::dtype::f32, {4, 2}, 32});
+  clp::io::safetensors_writer writer(file, specs, {{"format", "pt"}}, /*durable=*/false);
+  const std::vector<float> values(8 * names.size(), 0.5f);
+  writer.append(values.data(), values.size() * sizeof(float));
+  writer.finish();
+}
+
+const fs::path& model() {
+  static const fs::path folder = [] {
+    const fs::path f = fresh_folder("sharded");
+    write_bytes(f / "config.json", R"({"model_type": "gpt2", "vocab_size": 4, "n_embd": 2})");
+    write_shard(f / "model-00001-of-00002.safetensors", {"transformer.wte.weight", "transformer.h.0.ln_1.weight"});
+    write_shard(f / "model-00002-of-00002.safetensors", {"lm_head.weight", "transformer.ln_f.bias"});
+    return f;
+  }();
+  return folder;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fs::path& folder = model();
+  write_bytes(folder / "model.safetensors.index.json", data, size);
+  expect_clean(folder, [&] {
+    const clp::io::model_folder opened(folder);
+    if (opened.index_path().empty()) finding("the index was not used");
+    for (const std::string& name : opened.tensor_names())
+      if (opened.locate(name).tensor.name != name) finding("located the wrong tensor", name);
+  });
+  return 0;
+}

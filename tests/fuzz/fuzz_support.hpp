@@ -1,0 +1,143 @@
+// What every fuzz target of the clp-transfer input parsers shares: a private scratch folder
+// for the files the parsers read (they take paths, so each input is written to a file first),
+// and the rule that decides what is a bug. A parser may accept an input or refuse it with a
+// clp::io::error whose message is one line naming a file in the scratch folder; any other
+// exception, a message without the file's name, a broken invariant of an accepted input, or
+// anything a sanitizer reports, is a finding.
+//
+// The same sources build two ways: with clang's -fsanitize=fuzzer (libFuzzer supplies main)
+// and as replay drivers (replay_main.cpp) that the test suite runs over the seed corpus and
+// every past finding.
+#pragma once
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <clp/error.hpp>
+
+#include "io/safetensors.hpp"
+
+namespace clp_fuzz {
+
+namespace fs = std::filesystem;
+
+/// Reports a finding and aborts, so that libFuzzer saves the input and the replay test fails.
+/// @param[in] what    the broken rule
+/// @param[in] detail  e.g. the exception's message
+[[noreturn]] inline void finding(std::string_view what, std::string_view detail = {}) {
+  std::fprintf(stderr, "fuzz finding: %.*s%s%.*s\n", static_cast<int>(what.size()), what.data(),
+               detail.empty() ? "" : ": ", static_cast<int>(detail.size()), detail.data());
+  std::abort();
+}
+
+/// A folder under the temp dir for this process's files, made on first use and removed at exit.
+class scratch_folder {
+ public:
+  static const fs::path& path() {
+    static const scratch_folder folder;
+    return folder.path_;
+  }
+
+ private:
+  // In memory (/dev/shm) where there is one: on ext4, rewriting a file through O_TRUNC makes
+  // close() start its writeback (auto_da_alloc), which held libFuzzer to a few hundred runs a
+  // second on disk.
+  scratch_folder() {
+    std::error_code ignored;
+    const fs::path base = ::access("/dev/shm", W_OK) == 0 && fs::is_directory("/dev/shm", ignored)
+                              ? fs::path("/dev/shm")
+                              : fs::temp_directory_path();
+    std::string pattern = (base / "clp-fuzz-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) finding("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~scratch_folder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path path_;
+};
+
+/// A fresh empty folder `name` inside the scratch folder (its old contents removed).
+/// @param[in] name  folder name
+inline fs::path fresh_folder(const std::string& name) {
+  const fs::path folder = scratch_folder::path() / name;
+  std::error_code ignored;
+  fs::remove_all(folder, ignored);
+  fs::create_directories(folder);
+  return folder;
+}
+
+/// Writes `size` bytes at `data` to `file`, replacing it.
+inline void write_bytes(const fs::path& file, const void* data, std::size_t size) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) finding("cannot create", file.string());
+  const auto* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t put = ::write(fd, bytes, size);
+    if (put <= 0) finding("cannot write", file.string());
+    bytes += put;
+    size -= static_cast<std::size_t>(put);
+  }
+  ::close(fd);
+}
+
+inline void write_bytes(const fs::path& file, std::string_view text) { write_bytes(file, text.data(), text.size()); }
+
+/// The bytes of a safetensors file for an input. An input that starts with '{' is header
+/// text, then a NUL byte, then the data section (no NUL: all of it is header): the length
+/// prefix is computed, so that mutations of the JSON are not all wasted on a length that no
+/// longer matches. Any other input is the file itself, length prefix included, so the prefix
+/// is fuzzed too.
+/// @param[in] data  fuzzer input
+/// @param[in] size  its length
+inline std::string safetensors_from_input(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (input.empty() || input.front() != '{') return std::string(input);
+  const std::size_t nul = input.find('\0');
+  const std::string_view header = input.substr(0, nul);
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[std::size_t(i)] = static_cast<char>(std::uint64_t(header.size()) >> (8 * i));
+  file += header;
+  if (nul != std::string_view::npos) file += input.substr(nul + 1);
+  return file;
+}
+
+/// Checks that `message` is one line naming a file or folder in `folder`.
+inline void check_message(const fs::path& folder, std::string_view message) {
+  if (message.rfind(folder.string(), 0) != 0) finding("message does not name the file", message);
+  if (message.find_first_of("\n\r") != std::string_view::npos) finding("message is not one line", message);
+}
+
+/// Runs `parse`; an io::error naming a file in `folder` is a clean refusal, any other
+/// exception a finding. With `program_errors`, also accepts a clp::error or
+/// std::runtime_error naming the file (the program's own checks, e.g. embedding.hpp's).
+template <class Parse>
+void expect_clean(const fs::path& folder, Parse&& parse, bool program_errors = false) {
+  try {
+    parse();
+  } catch (const clp::io::error& e) {
+    check_message(folder, e.what());
+  } catch (const clp::error& e) {
+    if (!program_errors) finding("clp::error that is not an io::error", e.what());
+    check_message(folder, e.what());
+  } catch (const std::runtime_error& e) {
+    if (!program_errors) finding("exception that is not an io::error", e.what());
+    check_message(folder, e.what());
+  } catch (const std::exception& e) {
+    finding("exception that is not an io::error", e.what());
+  }
+}
+
+}  // namespace clp_fuzz

@@ -1,0 +1,13 @@
+// Fuzz target: the vocab.json reader (io/hf_model.hpp, read_vocab_json). An accepted
+// vocabulary has distinct ids in [0, size) with size = highest id + 1.
+#include "fuzz_vocabulary_checks.hpp"
+
+using namespace clp_fuzz;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fs::path folder = scratch_folder::path();
+  const fs::path path = folder / "vocab.json";
+  write_bytes(path, data, size);
+  expect_clean(folder, [&] { check_vocabulary(clp::io::read_vocab_json(path)); });
+  return 0;
+}
