@@ -116,14 +116,47 @@ struct untied_head {
 template <class SourceHead, class OutputHead>
 untied_head(const SourceHead&, OutputHead&&) -> untied_head<SourceHead, OutputHead>;
 
+/// One more matrix with a row (or a value) per token, transferred with the synthesis' weights
+/// (computed once for all pairs): an untied head, its tied copies, a per-token output bias
+/// as a #vocab by 1 matrix. Every pair has its own element type and width. It only refers to
+/// the two matrices, which must outlive the call.
+///     clp::matrix_pair("lm_head", source_head, output_head)
+/// @param name    for messages ("'lm_head output' has 5000 rows but 'helper' has 5120")
+/// @param source  #source_rows by d_pair, anything make_view accepts
+/// @param output  #target_rows by d_pair, written like `output` (overlapping rows copied,
+///                missing rows synthesised with the same weights)
+class matrix_pair {
+ public:
+  template <class Source, class Output>
+  matrix_pair(std::string name, const Source& source, Output&& output)
+      : name_(std::move(name)),
+        source_(detail::input_view::from(make_view(source))),
+        output_(detail::output_view::from(make_view(output))) {}
+
+  const std::string& name() const { return name_; }
+  const detail::input_view& source() const { return source_; }
+  const detail::output_view& output() const { return output_; }
+
+ private:
+  std::string name_;
+  detail::input_view source_;
+  detail::output_view output_;
+};
+
+/// Any number of matrix pairs, passed where an untied_head would be: the list form of it.
+///     clp::transfer(source, helper, overlap, output,
+///                   clp::matrix_pairs{{"lm_head", head, new_head}, {"bias", bias, new_bias}}, policy);
+using matrix_pairs = std::vector<matrix_pair>;
+
 namespace detail {
 
-/// One (source, output) pair of the synthesis: the embedding, and an untied head if any.
+/// One (source, output) pair of the synthesis: the embedding, then an untied head or the
+/// matrix_pairs, if any.
 struct source_output {
   input_view source;
   output_view output;
-  const char* source_name = "source";  // for messages
-  const char* output_name = "output";
+  std::string source_name = "source";  // for messages
+  std::string output_name = "output";
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -145,7 +178,7 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
     if (pair.output.cols != pair.source.cols)
       fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.cols) +
            " columns but '" + pair.source_name + "' has " + std::to_string(pair.source.cols));
-    check_ids(overlap.source_ids, pair.source.rows, "overlap source", pair.source_name, context);
+    check_ids(overlap.source_ids, pair.source.rows, "overlap source", pair.source_name.c_str(), context);
   }
 }
 
@@ -180,7 +213,7 @@ inline void screen_inputs(const std::vector<source_output>& pairs, const input_v
   require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
   require_finite_rows(helper, "helper", missing, threads, context);
   for (const source_output& pair : pairs)
-    require_finite_rows(pair.source, pair.source_name, overlap.source_ids, threads, context);
+    require_finite_rows(pair.source, pair.source_name.c_str(), overlap.source_ids, threads, context);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -715,6 +748,13 @@ std::vector<source_output> pairs_of(const Source& source, Output&& output,
           {input_view::from(make_view(head.source_head)), output_view::from(make_view(head.output_head)), "source_head",
            "output_head"}};
 }
+template <class Source, class Output>
+std::vector<source_output> pairs_of(const Source& source, Output&& output, const matrix_pairs& more) {
+  std::vector<source_output> pairs{{input_view::from(make_view(source)), output_view::from(make_view(output))}};
+  for (const matrix_pair& pair : more)
+    pairs.push_back({pair.source(), pair.output(), pair.name() + " source", pair.name() + " output"});
+  return pairs;
+}
 
 /// The entry points' one path: views made once, the policy (or the one a `weighting` holds)
 /// checked and dispatched by visit_weighting.
@@ -727,10 +767,13 @@ synthesis_report run_synthesis(const std::vector<source_output>& pairs, const He
                          [&](const auto& p) { return synthesize(pairs, helper_view, overlap, p, options, context); });
 }
 
+/// What may stand after `output` besides a policy: an untied head or matrix_pairs.
 template <class T>
-struct is_untied_head : std::false_type {};
+struct is_more_outputs : std::false_type {};
 template <class S, class O>
-struct is_untied_head<untied_head<S, O>> : std::true_type {};
+struct is_more_outputs<untied_head<S, O>> : std::true_type {};
+template <>
+struct is_more_outputs<matrix_pairs> : std::true_type {};
 
 }  // namespace detail
 
@@ -752,7 +795,7 @@ struct is_untied_head<untied_head<S, O>> : std::true_type {};
 /// Eigen::bfloat16; computation is float32.
 /// @throws clp::error on mismatched shapes, ids outside a matrix, NaN or infinite inputs
 template <class Policy = paper_weights, class Source, class Helper, class Output,
-          class = std::enable_if_t<!detail::is_untied_head<Policy>::value>>
+          class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                                  Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output)), helper, overlap, policy, options,
@@ -766,6 +809,16 @@ synthesis_report synthesize_rows(const Source& source, const Helper& helper, con
                                  Output&& output, const untied_head<SourceHead, OutputHead>& head,
                                  const Policy& policy = {}, const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
+                               options, "clp::synthesize_rows");
+}
+
+/// As above, for any number of further matrices (see matrix_pair): each pair's missing rows get
+/// the same weights (computed once) applied to its source's rows. The report describes `output`.
+template <class Policy = paper_weights, class Source, class Helper, class Output>
+synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                                 Output&& output, const matrix_pairs& more, const Policy& policy = {},
+                                 const synthesis_options& options = {}) {
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), more), helper, overlap, policy,
                                options, "clp::synthesize_rows");
 }
 
