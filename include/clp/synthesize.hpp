@@ -85,6 +85,10 @@ struct synthesis_report {
   Index overlap = 0;           ///< |Vs ∩ Vt|
   Index copied_rows = 0;       ///< overlapping rows copied (eq. 2)
   Index synthesized_rows = 0;  ///< missing rows synthesised (eq. 3)
+  /// Synthesised rows no token names (vocabulary_overlap::unnamed_ids: embedding padding).
+  /// They are written like every missing row, but none of the counts and statistics below
+  /// include them: a zero padding row is not a weighting failure.
+  Index padding_rows = 0;
   /// Rows set to the mean of the overlapping source rows because their helper row has zero
   /// norm or the policy could not weight them (see each policy). Their sum is degenerate_rows.
   Index zero_norm_rows = 0;
@@ -95,9 +99,10 @@ struct synthesis_report {
   /// Rows whose weights' absolute values add up to more than 2: a small cosine sum that
   /// inflates the output row (only paper_weights can produce them).
   Index inflated_rows = 0;
-  /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows.
+  /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows (not
+  /// padding; a row set to the mean counts as |overlap|).
   double effective_neighbours_min = 0, effective_neighbours_median = 0, effective_neighbours_max = 0;
-  /// Largest and median norm of the synthesised rows of the first output, and the median norm
+  /// Largest and median norm of the synthesised rows (not padding) of the first output, and the median norm
   /// of the overlapping rows of the first source, to spot inflated rows at a glance.
   double max_output_row_norm = 0, median_output_row_norm = 0, median_source_row_norm = 0;
 };
@@ -171,6 +176,10 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
   if (helper.cols < 1) fail(std::string(context) + ": 'helper' has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows, "overlap target", "helper", context);
   check_sorted_ids(overlap.missing_ids, helper.rows, "missing target", "helper", context);
+  check_sorted_ids(overlap.unnamed_ids, helper.rows, "unnamed target", "helper", context);
+  if (!std::includes(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
+                     overlap.unnamed_ids.end()))
+    fail(std::string(context) + ": overlap's unnamed ids are not all missing ids");
   for (const source_output& pair : pairs) {
     if (pair.output.rows != helper.rows)
       fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.rows) +
@@ -187,6 +196,7 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
 struct rows_to_write {
   Index copy_begin = 0, copy_end = 0;
   std::vector<Index> missing;
+  std::vector<bool> padding;  ///< parallel to missing: no token names the row
 };
 
 inline rows_to_write select_rows(const vocabulary_overlap& overlap, const synthesis_options& options, Index target_rows,
@@ -204,6 +214,12 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, const synthe
   rows.copy_end = position(overlap.target_ids, last);
   rows.missing.assign(overlap.missing_ids.begin() + position(overlap.missing_ids, first),
                       overlap.missing_ids.begin() + position(overlap.missing_ids, last));
+  rows.padding.resize(rows.missing.size());
+  auto unnamed = overlap.unnamed_ids.begin();
+  for (std::size_t i = 0; i < rows.missing.size(); ++i) {
+    unnamed = std::lower_bound(unnamed, overlap.unnamed_ids.end(), rows.missing[i]);
+    rows.padding[i] = unnamed != overlap.unnamed_ids.end() && *unnamed == rows.missing[i];
+  }
   return rows;
 }
 
@@ -436,7 +452,7 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
 // Per block: queries, cosines, weights, combine.
 
 /// Per-row outcome flags collected by the blocks and summed afterwards in row order.
-enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8 };
+enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8, padding = 16 };
 
 /// What each synthesised row came to, indexed by position in the missing rows written.
 struct row_outcomes {
@@ -675,19 +691,28 @@ class block_engine {
 // ---------------------------------------------------------------------------------------------
 // Summarise.
 
+/// The counts and statistics of the rows a token names; padding rows are only counted.
 inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& report) {
-  for (std::uint8_t flag : outcomes.flags) {
+  std::vector<double> effective, output_norm;
+  for (std::size_t i = 0; i < outcomes.flags.size(); ++i) {
+    const std::uint8_t flag = outcomes.flags[i];
+    if (flag & padding) {
+      ++report.padding_rows;
+      continue;
+    }
     report.zero_norm_rows += (flag & zero_norm) != 0;
     report.fallback_rows += (flag & fallback) != 0;
     report.no_positive_rows += (flag & no_positive) != 0;
     report.inflated_rows += (flag & inflated) != 0;
+    effective.push_back(outcomes.effective_neighbours[i]);
+    output_norm.push_back(outcomes.output_norm[i]);
   }
-  const std::vector<double>& effective = outcomes.effective_neighbours;
+  if (effective.empty()) return;  // padding only
   report.effective_neighbours_min = *std::min_element(effective.begin(), effective.end());
   report.effective_neighbours_max = *std::max_element(effective.begin(), effective.end());
   report.effective_neighbours_median = median(effective);
-  report.max_output_row_norm = *std::max_element(outcomes.output_norm.begin(), outcomes.output_norm.end());
-  report.median_output_row_norm = median(outcomes.output_norm);
+  report.max_output_row_norm = *std::max_element(output_norm.begin(), output_norm.end());
+  report.median_output_row_norm = median(std::move(output_norm));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -718,7 +743,10 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const input
   if constexpr (kind == combine_kind::projected)
     compute_projections(panels, pairs, helper, overlap, scan.inverse_norm, plan.resident, threads);
 
-  row_outcomes outcomes{std::vector<std::uint8_t>(rows.missing.size(), 0),
+  std::vector<std::uint8_t> flags(rows.missing.size(), 0);
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (rows.padding[i]) flags[i] = padding;
+  row_outcomes outcomes{std::move(flags),
                         std::vector<double>(rows.missing.size(), 0.0), std::vector<double>(rows.missing.size(), 0.0)};
   const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
   std::vector<block_scratch> workers(static_cast<std::size_t>(threads));

@@ -439,6 +439,61 @@ TEST_CASE("synthesize_rows: zero-norm helper rows, missing and overlapping") {
   }
 }
 
+TEST_CASE("synthesize_rows: padding rows are written as before but counted apart from the weighting's diagnostics") {
+  // 40 missing rows are padding: 30 with zero helper rows (the usual padding), 10 with random
+  // ones. Their values are those of any missing row; only the report tells them apart.
+  problem p = make_problem(300, 200, 100, 16, 12, 1.0, 71);
+  const std::vector<clp::Index> zero_padding(p.overlap.missing_ids.end() - 30, p.overlap.missing_ids.end());
+  for (clp::Index t : zero_padding)
+    for (clp::Index c = 0; c < 16; ++c) p.helper(t, c) = 0;
+  clp::vocabulary_overlap padded = p.overlap;
+  for (std::size_t i = 0; i < 10; ++i) padded.unnamed_ids.push_back(p.overlap.missing_ids[7 * i + 3]);
+  padded.unnamed_ids.insert(padded.unnamed_ids.end(), zero_padding.begin(), zero_padding.end());
+  std::vector<clp::Index> named;  // the missing rows a token names
+  std::set_difference(padded.missing_ids.begin(), padded.missing_ids.end(), padded.unnamed_ids.begin(),
+                      padded.unnamed_ids.end(), std::back_inserter(named));
+  const row_major helper = to_eigen(p.helper);
+  const row_major source = to_eigen(p.source);
+  for (const auto& policy : fixtures::every_policy()) {
+    INFO("policy " << fixtures::name_of(policy));
+    clp::synthesis_report report, unpadded_report;
+    const row_major got = synthesize(helper, padded, source, policy, fixtures::options(2, 64 << 10), &report);
+    const row_major unpadded =
+        synthesize(helper, p.overlap, source, policy, fixtures::options(2, 64 << 10), &unpadded_report);
+    CHECK(fixtures::same_bits(got, unpadded));
+    CHECK(unpadded_report.padding_rows == 0);
+    CHECK(unpadded_report.zero_norm_rows == 30);
+    CHECK(report.padding_rows == 40);
+    CHECK(report.synthesized_rows == 200);
+    CHECK(report.zero_norm_rows == 0);
+    // The oracle over the named rows only.
+    const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids, named, p.source,
+                                         fixtures::oracle_policy(policy));
+    CHECK(report.fallback_rows == want.fallback_rows);
+    CHECK(report.no_positive_rows == want.no_positive_rows);
+    CHECK(report.inflated_rows == want.inflated_rows);
+    const auto [least, most] = std::minmax_element(want.effective_neighbours.begin(), want.effective_neighbours.end());
+    CHECK(report.effective_neighbours_min == doctest::Approx(*least).epsilon(1e-4));
+    CHECK(report.effective_neighbours_max == doctest::Approx(*most).epsilon(1e-4));
+    CHECK(report.effective_neighbours_max < 100);  // no padding row counted as the mean
+    double max_norm = 0;
+    for (clp::Index t : named) max_norm = std::max(max_norm, double(got.row(t).norm()));
+    CHECK(report.max_output_row_norm == doctest::Approx(max_norm).epsilon(1e-6));
+  }
+  // Unnamed ids must be missing ids.
+  clp::vocabulary_overlap wrong = padded;
+  wrong.unnamed_ids = {p.overlap.target_ids[0]};
+  row_major output(300, 12);
+  CHECK(error_of([&] { clp::synthesize_rows(source, helper, wrong, output); })
+            .find("unnamed ids are not all missing ids") != std::string::npos);
+  // Only padding in the row range: counted, no statistics.
+  clp::synthesis_report only_padding;
+  synthesize(helper, padded, source, clp::top_k_weights{5},
+             fixtures::options(1, 1 << 20, zero_padding.front(), zero_padding.back() + 1), &only_padding);
+  CHECK(only_padding.padding_rows == 30);
+  CHECK(only_padding.effective_neighbours_max == 0);
+}
+
 TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive cosine") {
   // Anisotropic data, and five missing helper rows pointing against the shared direction: all
   // their cosines are negative.
