@@ -96,8 +96,11 @@ struct synthesis_report {
   Index degenerate_rows() const { return zero_norm_rows + fallback_rows; }
   /// Rows whose largest cosine is not positive: the helper sees no overlapping token as similar.
   Index no_positive_rows = 0;
+  /// Rows whose cosine sum is negative, whatever the policy: paper_weights divides by that
+  /// sum, as published, so their weights flip sign; guarded_paper_weights falls back on them.
+  Index negative_sum_rows = 0;
   /// Rows whose weights' absolute values add up to more than 2: a small cosine sum that
-  /// inflates the output row (only paper_weights can produce them).
+  /// inflates the output row (paper_weights, or guarded_paper_weights with a loose guard).
   Index inflated_rows = 0;
   /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows (not
   /// padding; a row set to the mean counts as |overlap|).
@@ -452,7 +455,14 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
 // Per block: queries, cosines, weights, combine.
 
 /// Per-row outcome flags collected by the blocks and summed afterwards in row order.
-enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8, padding = 16 };
+enum row_flag : std::uint8_t {
+  zero_norm = 1,
+  fallback = 2,
+  no_positive = 4,
+  inflated = 8,
+  padding = 16,
+  negative_sum = 32
+};
 
 /// What each synthesised row came to, indexed by position in the missing rows written.
 struct row_outcomes {
@@ -578,7 +588,11 @@ class block_engine {
     std::uint8_t& flag = outcomes_.flags[row];
     weight_sums sums;
     if constexpr (kind == combine_kind::neighbours) {
-      if (max_of(cosines, n_overlap) <= 0) flag |= no_positive;
+      float max = 0;
+      double sum = 0;
+      max_and_sum(cosines, n_overlap, max, sum);
+      if (max <= 0) flag |= no_positive;
+      if (sum < 0) flag |= negative_sum;
       const Index k_max = plan_.k_max;
       Index& count = buffers.counts[i];
       count = (flag & zero_norm)
@@ -591,6 +605,7 @@ class block_engine {
     } else {
       const cosine_statistics statistics = statistics_of(cosines, n_overlap);
       if (statistics.max <= 0) flag |= no_positive;
+      if (statistics.sum < 0) flag |= negative_sum;
       dense_weights weights;
       if (!(flag & zero_norm)) weights = policy_(cosines, n_overlap, statistics);
       if (!(weights.scale != 0 && std::isfinite(weights.scale)) && !(flag & zero_norm)) flag |= fallback;
@@ -704,6 +719,7 @@ inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& repor
     report.fallback_rows += (flag & fallback) != 0;
     report.no_positive_rows += (flag & no_positive) != 0;
     report.inflated_rows += (flag & inflated) != 0;
+    report.negative_sum_rows += (flag & negative_sum) != 0;
     effective.push_back(outcomes.effective_neighbours[i]);
     output_norm.push_back(outcomes.output_norm[i]);
   }
@@ -817,7 +833,7 @@ struct is_more_outputs<matrix_pairs> : std::true_type {};
 /// @param[out] output   #target_rows by d_source, caller-owned; rows outside the overlap and
 ///                      missing lists, or outside the row range, are not touched
 /// @param[in]  policy   weighting policy (weights.hpp), or a clp::weighting chosen at run time;
-///                      paper_weights is eq. 4 as published
+///                      paper_weights is eq. 4 as published (negative cosine sums included)
 /// @param[in]  options  threads, tile budget, row range, progress
 /// Matrices may be of any type make_view accepts, with elements float, double, Eigen::half or
 /// Eigen::bfloat16; computation is float32.

@@ -99,13 +99,35 @@ inline cosine_statistics statistics_of(const float* x, Index n) {
   return total;
 }
 
-/// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j').
-/// Guard: when the cosine sum is not safely positive, that is sum <= min_sum_ratio *
-/// sum_j |cos|, the weights would flip sign or grow without bound (their absolute values add
-/// up to 1 / min_sum_ratio or more), so the row falls back to the mean.
+/// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j'), on every row
+/// where that is finite, as the authors' clp.py computes it. A row whose cosine sum is
+/// negative is divided by it too: its weights flip sign (an all-negative row gets positive
+/// weights that add up to one; a mixed row points away from its most similar tokens), and a
+/// sum near zero inflates the row. The report counts both (negative_sum_rows, inflated_rows).
+/// Only a row it would make non-finite falls back to the mean: a cosine sum of exactly zero,
+/// or so small that 1 / sum is past float32's range (a zero-norm helper row falls back
+/// before any policy sees it). guarded_paper_weights falls back on the negative and
+/// near-zero sums instead.
 /// The row is left as it is: the weights are the cosines times scale = 1 / sum. Declaring
 /// that (`scales_cosines`) lets the synthesis skip the second product: see synthesize.hpp.
 struct paper_weights {
+  static constexpr bool returns_neighbours = false;
+  static constexpr bool scales_cosines = true;
+
+  dense_weights operator()(float* /*cosines*/, Index /*n*/, const cosine_statistics& s) const {
+    if (!(s.sum != 0) || !std::isfinite(s.sum)) return {};
+    const double scale = 1.0 / s.sum;
+    if (!std::isfinite(static_cast<float>(scale))) return {};
+    return {scale, s.sum_abs * std::abs(scale), s.sum_squares * scale * scale};
+  }
+};
+
+/// Eq. 4 with a guard: w_tj = cos / sum cos where the cosine sum is safely positive, that is
+/// sum > min_sum_ratio * sum_j |cos|; any other row (a negative sum, whose weights would flip
+/// sign, or a sum so small that the weights' absolute values add up to 1 / min_sum_ratio or
+/// more) falls back to the mean. This was `paper_weights` before it followed the published
+/// code on negative sums; the program's earlier figures used it.
+struct guarded_paper_weights {
   static constexpr bool returns_neighbours = false;
   static constexpr bool scales_cosines = true;
   double min_sum_ratio = 1e-4;
@@ -227,7 +249,8 @@ struct sparsemax_weights {
 
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every
 /// entry point that takes a policy takes a `weighting` too.
-using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights>;
+using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights,
+                               guarded_paper_weights>;
 
 namespace detail {
 
@@ -296,20 +319,21 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 
 }  // namespace detail
 
-/// The policy named `name` ("paper", "clamped", "top-k", "softmax" or "sparsemax"), with k
-/// and temperature where the policy uses them.
+/// The policy named `name` ("paper", "paper-guarded", "clamped", "top-k", "softmax" or
+/// "sparsemax"), with k and temperature where the policy uses them.
 /// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
 inline weighting make_weighting(const std::string& name, Index k = 10, float temperature = 0.1f) {
   if (k < 1) detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(k));
   if (!(temperature > 0) || !std::isfinite(temperature))
     detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));
   if (name == "paper") return paper_weights{};
+  if (name == "paper-guarded") return guarded_paper_weights{};
   if (name == "clamped") return clamped_weights{};
   if (name == "top-k") return top_k_weights{k};
   if (name == "softmax") return softmax_weights{k, temperature};
   if (name == "sparsemax") return sparsemax_weights{};
   detail::fail("clp::make_weighting: unknown weighting '" + name +
-               "' (expected paper, clamped, top-k, softmax or sparsemax)");
+               "' (expected paper, paper-guarded, clamped, top-k, softmax or sparsemax)");
 }
 
 }  // namespace clp

@@ -7,7 +7,10 @@
 // job is to be obviously right.
 //
 //   e_t = sum_j w_tj a_j over the overlapping tokens j              (eq. 3)
-//   paper:     w_tj = c_tj / sum_j' c_tj'                           (eq. 4)
+//   paper:     w_tj = c_tj / sum_j' c_tj'                           (eq. 4, as the published
+//              clp.py computes it: a negative sum divides too; only a sum of 0, or one whose
+//              inverse is past float32's range, falls back)
+//   paper-guarded: paper where sum > ratio * sum_j |c_tj|, else the fallback
 //   clamped:   w_tj = max(c_tj, 0) / sum_j' max(c_tj', 0)
 //   top-k:     clamped, restricted to the k largest cosines
 //   softmax:   exp(c_tj / T) / sum exp(c_tj' / T) over the k largest cosines
@@ -69,13 +72,13 @@ inline double cosine(const double* a, const double* b, index n) {
 
 using weights = std::vector<std::pair<index, double>>;
 
-enum class kind { paper, clamped, top_k, softmax, sparsemax };
+enum class kind { paper, clamped, top_k, softmax, sparsemax, paper_guarded };
 
 struct policy {
   kind which = kind::paper;
   index k = 10;
   double temperature = 0.1;
-  double min_sum_ratio = 1e-4;  ///< paper: fall back unless sum > ratio * sum |c|
+  double min_sum_ratio = 1e-4;  ///< paper_guarded: fall back unless sum > ratio * sum |c|
 };
 
 /// The first `count` overlap indices ordered by descending cosine, equal cosines by ascending
@@ -92,7 +95,17 @@ inline std::vector<index> ranking(const std::vector<double>& c, index count = -1
   return order;
 }
 
-inline weights paper(const std::vector<double>& c, double min_sum_ratio = 1e-4) {
+/// The published computation, w = c / sum c, whatever the sign of the sum.
+inline weights paper(const std::vector<double>& c) {
+  double sum = 0;
+  for (double x : c) sum += x;
+  if (sum == 0 || !std::isfinite(static_cast<float>(1 / sum))) return {};
+  weights w;
+  for (std::size_t j = 0; j < c.size(); ++j) w.emplace_back(index(j), c[j] / sum);
+  return w;
+}
+
+inline weights paper_guarded(const std::vector<double>& c, double min_sum_ratio = 1e-4) {
   double sum = 0, sum_abs = 0;
   for (double x : c) {
     sum += x;
@@ -159,7 +172,8 @@ inline weights sparsemax(const std::vector<double>& c) {
 
 inline weights weigh(const policy& p, const std::vector<double>& c) {
   switch (p.which) {
-    case kind::paper: return paper(c, p.min_sum_ratio);
+    case kind::paper: return paper(c);
+    case kind::paper_guarded: return paper_guarded(c, p.min_sum_ratio);
     case kind::clamped: return clamped(c);
     case kind::top_k: return top_k(c, p.k);
     case kind::softmax: return softmax(c, p.k, p.temperature);
@@ -175,6 +189,7 @@ struct result {
   /// #target_rows by d_source; rows neither copied nor synthesised stay 0.
   matrix output;
   index zero_norm_rows = 0, fallback_rows = 0, no_positive_rows = 0, inflated_rows = 0;
+  index negative_sum_rows = 0;  ///< rows whose cosine sum is negative (any policy)
   /// Missing target ids whose k-th and (k+1)-th cosines are closer than `ambiguity` (top-k and
   /// softmax only): float32 may legitimately pick either neighbour there.
   std::vector<index> ambiguous;
@@ -213,6 +228,7 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
   // What happened to each missing row under each policy; summed in row order afterwards.
   struct outcome {
     bool zero = false, fallback = false, no_positive = false, inflated = false, ambiguous = false;
+    bool negative_sum = false;
     double effective_neighbours = 0;
   };
   const index n_missing = index(missing_ids.size());
@@ -233,11 +249,13 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
                               : 0.0;
     }
     const bool no_positive = *std::max_element(c.begin(), c.end()) <= 0;
+    const bool negative_sum = std::accumulate(c.begin(), c.end(), 0.0) < 0;
     for (std::size_t q = 0; q < policies.size(); ++q) {
       const policy& p = policies[q];
       outcome& o = outcomes[std::size_t(i) * policies.size() + q];
       double* out = results[q].output.row(t);
       o.no_positive = no_positive;
+      o.negative_sum = negative_sum;
       if ((p.which == kind::top_k || p.which == kind::softmax) && ambiguity > 0 && p.k < n) {
         const std::vector<index> order = ranking(c, p.k + 1);
         o.ambiguous = c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity;
@@ -271,6 +289,7 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
       r.fallback_rows += o.fallback;
       r.no_positive_rows += o.no_positive;
       r.inflated_rows += o.inflated;
+      r.negative_sum_rows += o.negative_sum;
       if (o.ambiguous) r.ambiguous.push_back(t);
       r.effective_neighbours.push_back(o.effective_neighbours);
     }

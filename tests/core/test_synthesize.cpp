@@ -16,6 +16,7 @@
 #include <iterator>
 #include <type_traits>
 #include <string>
+#include <variant>
 #include <vector>
 
 using fixtures::error_of;
@@ -91,6 +92,7 @@ void check_against(const oracle::matrix& got, const clp::synthesis_report& repor
   CHECK(report.degenerate_rows() == want.zero_norm_rows + want.fallback_rows);
   CHECK(report.no_positive_rows == want.no_positive_rows);
   CHECK(report.inflated_rows == want.inflated_rows);
+  CHECK(report.negative_sum_rows == want.negative_sum_rows);
 }
 
 /// Runs synthesize_rows on layout L (helper, source and output all of that layout); returns
@@ -160,7 +162,9 @@ TEST_CASE_TEMPLATE("synthesize_rows: every policy matches the oracle on this lay
     const problem p = rounded<typename L::scalar>(make_problem(700, 400, 250, 24, 40, anisotropy, 3));
     const auto want = oracle_results(p, policies, 1e-5);
     for (std::size_t i = 0; i < policies.size(); ++i) {
-      if (anisotropy == 0 && i == 0) continue;  // the paper's weights need positive cosine sums
+      // The paper's weights (both forms) need cosine sums away from zero: float32 and double
+      // disagree where the sum cancels, and the guard's threshold may fall either way.
+      if (anisotropy == 0 && (i == 0 || i == 5)) continue;
       CAPTURE(anisotropy);
       INFO("policy " << fixtures::name_of(policies[i]));
       clp::synthesis_report report;
@@ -389,7 +393,10 @@ TEST_CASE("synthesize_rows: an overlap of one token") {
     // Whatever the weights, every row becomes source row 3: its own weight, or the mean of one row.
     for (clp::Index t = 0; t < 40; ++t)
       for (clp::Index c = 0; c < 6; ++c) CHECK(got(t, c) == doctest::Approx(source(3, c)).epsilon(1e-6));
-    check_against(to_oracle(got), report, p, oracle_result(p, policy), 1e-6);
+    // The published paper weights now divide by a negative cosine too (c / c instead of the
+    // mean): through the projection q^T P a small |c| costs a few float32 roundings more.
+    const double tolerance = std::holds_alternative<clp::paper_weights>(policy) ? 1e-5 : 1e-6;
+    check_against(to_oracle(got), report, p, oracle_result(p, policy), tolerance);
     CHECK(report.copied_rows == 1);
     CHECK(report.synthesized_rows == 39);
   }
@@ -512,9 +519,11 @@ TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive
     clp::weighting policy;
     bool falls_back;
   };
+  // The published paper weights divide by the negative sum: an all-negative row gets positive
+  // weights adding up to one, no fallback. The guarded form falls back.
   const expectation cases[] = {
-      {clp::paper_weights{}, true},   {clp::clamped_weights{}, true},      {clp::top_k_weights{5}, true},
-      {clp::softmax_weights{5, 0.1f}, false}, {clp::sparsemax_weights{}, false},
+      {clp::guarded_paper_weights{}, true},   {clp::clamped_weights{}, true}, {clp::top_k_weights{5}, true},
+      {clp::softmax_weights{5, 0.1f}, false}, {clp::sparsemax_weights{}, false}, {clp::paper_weights{}, false},
   };
   for (const auto& [policy, falls_back] : cases) {
     INFO("policy " << fixtures::name_of(policy));
@@ -523,6 +532,7 @@ TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive
     clp::synthesis_report report;
     const row_major got = synthesize(helper, p.overlap, source, policy, {}, &report);
     CHECK(report.no_positive_rows == 5);
+    CHECK(report.negative_sum_rows == 5);
     CHECK(report.fallback_rows == (falls_back ? 5 : 0));
     CHECK(report.zero_norm_rows == 0);
     for (clp::Index t : against) CHECK(row_is(got, t, mean) == falls_back);
