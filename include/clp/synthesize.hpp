@@ -326,6 +326,7 @@ struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
   Index k_max = 0;  ///< neighbours per row (policies that return neighbours), else 0
+  bool pursuit = false;  ///< the policy reconstructs helper rows (omp_weights)
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -346,6 +347,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.n_missing = n_missing;
   for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols);
   if constexpr (kind == combine_kind::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
+  plan.pursuit = reconstructs_helper_rows<Policy>::value;
   Index resident_width = d_helper;
   Index projection_floats = 0;
   for (const source_output& pair : pairs) {
@@ -357,7 +359,8 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.panel_width = plan.resident ? 0 : std::max(d_helper, plan.d_source);
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
   const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
-  const Index floats_per_row = n_overlap + d_helper + plan.d_source + 2 * plan.k_max;
+  const Index floats_per_row =
+      n_overlap + d_helper + plan.d_source + 2 * plan.k_max + (plan.pursuit ? d_helper + 1 : 0);
   Index max_rows = per_thread / floats_per_row;
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.
@@ -473,7 +476,7 @@ struct row_outcomes {
 
 /// A worker's scratch, reused from block to block.
 struct block_scratch {
-  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
+  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale, residual, query_norm;
   scratch_buffer<Index> neighbour, count;
 };
 
@@ -488,6 +491,8 @@ struct block_buffers {
   Index* counts;       ///< block: neighbours per row
   float* source_row;   ///< d_source
   float* scale;        ///< block: each row's weights are scale times its cosines as left
+  float* residuals;    ///< pursuit: block x d_helper, each row's residual
+  float* query_norm;   ///< pursuit: block, ||h_t|| of each row
 };
 
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
@@ -500,7 +505,9 @@ inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan)
           s.weight.reserve(std::size_t(block * plan.k_max)),
           s.count.reserve(std::size_t(block)),
           s.source_row.reserve(std::size_t(plan.d_source)),
-          s.scale.reserve(std::size_t(block))};
+          s.scale.reserve(std::size_t(block)),
+          s.residual.reserve(plan.pursuit ? std::size_t(block * plan.d_helper) : 0),
+          s.query_norm.reserve(plan.pursuit ? std::size_t(block) : 0)};
 }
 
 /// The sums of a row's final weights (for the report).
@@ -530,9 +537,12 @@ class block_engine {
     const block_buffers buffers = reserve_block(scratch, plan_);
     const Index row0 = b * plan_.blocks.rows;
     const Index m = std::min(plan_.blocks.rows, plan_.n_missing - row0);
-    normalise_queries(row0, m, buffers.queries);
-    form_cosines(buffers);
-    for (Index i = 0; i < m; ++i) weigh_row(row0 + i, i, buffers);
+    normalise_queries(row0, m, buffers);
+    form_cosines(buffers.queries, buffers);
+    if constexpr (reconstructs_helper_rows<Policy>::value)
+      pursue(row0, m, buffers);
+    else
+      for (Index i = 0; i < m; ++i) weigh_row(row0 + i, i, buffers);
     // Padding rows carry no weight (their cosines are 0, as their query rows are). The
     // products below still run over the rows that fall back; their results are replaced.
     for (std::size_t p = 0; p < pairs_.size(); ++p) {
@@ -546,13 +556,15 @@ class block_engine {
   static constexpr combine_kind kind = combine_kind_of<Policy>();
 
   /// Normalised helper rows of the block; rows past m are zero (padding to the block height).
-  void normalise_queries(Index row0, Index m, float* queries) const {
+  void normalise_queries(Index row0, Index m, const block_buffers& buffers) const {
+    float* const queries = buffers.queries;
     const Index d_helper = plan_.d_helper;
     matrix_map(queries, plan_.blocks.rows, d_helper).bottomRows(plan_.blocks.rows - m).setZero();
     for (Index i = 0; i < m; ++i) {
       float* q = queries + i * d_helper;
       load_row(helper_, missing_[row0 + i], q);
       const double norm = row_norm(q, d_helper);
+      if (plan_.pursuit) buffers.query_norm[i] = static_cast<float>(norm);
       if (norm > 0) {
         const float inverse = static_cast<float>(1.0 / norm);
         for (Index c = 0; c < d_helper; ++c) q[c] *= inverse;
@@ -562,11 +574,13 @@ class block_engine {
     }
   }
 
-  /// The block's cosines, panel by panel of the overlap.
-  void form_cosines(const block_buffers& buffers) const {
+  /// The block's rows `left` (block x d_helper) times the normalised overlapping helper rows,
+  /// panel by panel of the overlap, into the cosine block: the cosines for the normalised
+  /// queries, a pursuit's correlations for its residuals.
+  void form_cosines(const float* left, const block_buffers& buffers) const {
     const Index n_overlap = plan_.n_overlap;
     const Index d_helper = plan_.d_helper;
-    const matrix_map queries(buffers.queries, plan_.blocks.rows, d_helper);
+    const Eigen::Map<const row_major_matrix> queries(left, plan_.blocks.rows, d_helper);
     for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
       const Index pn = std::min(panel_rows, n_overlap - p0);
       const float* h = panels_.helper.data() + p0 * d_helper;
@@ -612,8 +626,159 @@ class block_engine {
       sums = {weights.sum_abs, weights.sum_squares};
       buffers.scale[i] = static_cast<float>(weights.scale);
     }
+    record_weights(row, flag, sums);
+  }
+
+  /// The normalised overlapping helper row j (the resident panel's, or gathered into `into`
+  /// with the same arithmetic).
+  const float* atom(Index j, float* into) const {
+    const Index d_helper = plan_.d_helper;
+    if (plan_.resident) return panels_.helper.data() + j * d_helper;
+    load_row(helper_, overlap_.target_ids[j], into);
+    for (Index c = 0; c < d_helper; ++c) into[c] *= scan_.inverse_norm[j];
+    return into;
+  }
+
+  /// Orthogonal matching pursuit for the block (omp_weights), step by step for all its rows:
+  /// each row picks the overlapping token most correlated with its residual, refits its
+  /// coefficients by least squares (double), and updates its residual; then one product of
+  /// the block's residuals with the overlapping helper rows gives every row's correlations
+  /// for the next step. Rows that stopped keep a zero residual. The arithmetic of a row
+  /// depends only on the row, so the bits do not depend on the blocking or the threads.
+  void pursue(Index row0, Index m, const block_buffers& buffers) const {
+    const Index n_overlap = plan_.n_overlap;
+    const Index d_helper = plan_.d_helper;
+    const Index k_max = plan_.k_max;
+    const double tolerance = policy_.tolerance;
+    std::vector<char> active(static_cast<std::size_t>(m));
+    for (Index i = 0; i < m; ++i) {
+      std::uint8_t& flag = outcomes_.flags[row0 + i];
+      float max = 0;
+      double sum = 0;
+      max_and_sum(buffers.cosines + i * n_overlap, n_overlap, max, sum);
+      if (max <= 0) flag |= no_positive;
+      if (sum < 0) flag |= negative_sum;
+      buffers.counts[i] = 0;
+      active[std::size_t(i)] = !(flag & zero_norm);
+    }
+    // Per row, in double: the chosen rows' Gram matrix (lower triangle, k_max x k_max), the
+    // right-hand side N_S q and the coefficients, kept from step to step; the Cholesky factor
+    // is recomputed from the Gram matrix at every step (k is small).
+    const Index per_row = k_max * k_max + 2 * k_max;
+    std::vector<double> fits(static_cast<std::size_t>(m * per_row), 0.0);
+    std::vector<double> factor(static_cast<std::size_t>(k_max * k_max)), y(static_cast<std::size_t>(k_max));
+    std::vector<float> atom_buffer(static_cast<std::size_t>(d_helper)), other_buffer(atom_buffer.size());
+    std::vector<double> sum(static_cast<std::size_t>(d_helper));
+    matrix_map(buffers.residuals, plan_.blocks.rows, d_helper).setZero();
+    for (Index step = 0; step < k_max; ++step) {
+      bool any = false;
+      for (Index i = 0; i < m; ++i) {
+        if (!active[std::size_t(i)]) continue;
+        float* const correlation = buffers.cosines + i * n_overlap;
+        Index* const chosen = buffers.neighbours + i * k_max;
+        Index& count = buffers.counts[i];
+        for (Index s = 0; s < count; ++s) correlation[chosen[s]] = 0;  // never twice
+        // The largest |correlation| over independent lanes (vectorised), then its first index.
+        const float best_value = max_abs_of(correlation, n_overlap);
+        Index best = 0;
+        while (best + 1 < n_overlap && std::abs(correlation[best]) != best_value) ++best;
+        if (!(double(best_value) > tolerance)) {
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        // The new row of the Gram matrix and the new right-hand side, then the Cholesky factor
+        // of the chosen rows' Gram matrix from scratch (k is small).
+        const float* q = buffers.queries + i * d_helper;
+        const float* a = atom(best, atom_buffer.data());
+        double* const g = fits.data() + i * per_row;
+        double* const r = g + k_max * k_max;
+        double* const coefficient = r + k_max;
+        for (Index s = 0; s < count; ++s) {
+          const float* b = atom(chosen[s], other_buffer.data());
+          double dot = 0;
+          for (Index col = 0; col < d_helper; ++col) dot += double(a[col]) * b[col];
+          g[count * k_max + s] = dot;
+        }
+        double self = 0, projection = 0;
+        for (Index col = 0; col < d_helper; ++col) {
+          self += double(a[col]) * a[col];
+          projection += double(a[col]) * q[col];
+        }
+        g[count * k_max + count] = self;
+        r[count] = projection;
+        const Index size = count + 1;
+        bool singular = false;
+        for (Index row = 0; row < size && !singular; ++row)
+          for (Index col = 0; col <= row; ++col) {
+            double value = g[row * k_max + col];
+            for (Index l = 0; l < col; ++l) value -= factor[std::size_t(row * k_max + l)] * factor[std::size_t(col * k_max + l)];
+            if (row == col) {
+              if (!(value > 1e-12 * g[row * k_max + row])) {
+                singular = true;
+                break;
+              }
+              factor[std::size_t(row * k_max + row)] = std::sqrt(value);
+            } else {
+              factor[std::size_t(row * k_max + col)] = value / factor[std::size_t(col * k_max + col)];
+            }
+          }
+        if (singular) {  // the row lies in the span of the chosen ones: nothing left to fit
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        chosen[count] = best;
+        count = size;
+        for (Index row = 0; row < size; ++row) {  // L y = rhs, L^T x = y
+          double value = r[row];
+          for (Index l = 0; l < row; ++l) value -= factor[std::size_t(row * k_max + l)] * y[std::size_t(l)];
+          y[std::size_t(row)] = value / factor[std::size_t(row * k_max + row)];
+        }
+        for (Index row = size - 1; row >= 0; --row) {
+          double value = y[std::size_t(row)];
+          for (Index l = row + 1; l < size; ++l) value -= factor[std::size_t(l * k_max + row)] * coefficient[l];
+          coefficient[row] = value / factor[std::size_t(row * k_max + row)];
+        }
+        if (size == k_max) {
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        // The residual q - sum_s x_s n_s for the next step's correlations.
+        float* const residual = buffers.residuals + i * d_helper;
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (Index s = 0; s < size; ++s) {
+          const float* b = atom(chosen[s], other_buffer.data());
+          for (Index col = 0; col < d_helper; ++col) sum[std::size_t(col)] += coefficient[s] * b[col];
+        }
+        for (Index col = 0; col < d_helper; ++col) residual[col] = static_cast<float>(q[col] - sum[std::size_t(col)]);
+        any = true;
+      }
+      if (!any) break;
+      // Rows that stopped (and the block's padding) have zero residuals.
+      for (Index i = 0; i < m; ++i)
+        if (!active[std::size_t(i)]) std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
+      form_cosines(buffers.residuals, buffers);
+    }
+    // The coefficients of the raw rows: x_s ||h_t|| / ||h_s||.
+    for (Index i = 0; i < m; ++i) {
+      const Index row = row0 + i;
+      std::uint8_t& flag = outcomes_.flags[row];
+      float* const weight = buffers.weights + i * k_max;
+      const Index* const chosen = buffers.neighbours + i * k_max;
+      const Index count = buffers.counts[i];
+      const double* const coefficient = fits.data() + i * per_row + k_max * k_max + k_max;
+      for (Index s = 0; s < count; ++s)
+        weight[s] = static_cast<float>(coefficient[s] * buffers.query_norm[i] * scan_.inverse_norm[chosen[s]]);
+      buffers.scale[i] = 1.0f;
+      if (count == 0 && !(flag & zero_norm)) flag |= fallback;
+      const cosine_statistics statistics = statistics_of(weight, count);
+      record_weights(row, flag, {statistics.sum_abs, statistics.sum_squares});
+    }
+  }
+
+  /// A row's effective neighbours and inflation, from the sums of its final weights.
+  void record_weights(Index row, std::uint8_t& flag, const weight_sums& sums) const {
     if (flag & (zero_norm | fallback))
-      outcomes_.effective_neighbours[row] = double(n_overlap);
+      outcomes_.effective_neighbours[row] = double(plan_.n_overlap);
     else
       outcomes_.effective_neighbours[row] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
     if (sums.sum_abs > 2) flag |= inflated;

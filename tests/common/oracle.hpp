@@ -15,6 +15,9 @@
 //   top-k:     clamped, restricted to the k largest cosines
 //   softmax:   exp(c_tj / T) / sum exp(c_tj' / T) over the k largest cosines
 //   sparsemax: the Euclidean projection of c_t onto the probability simplex
+//   omp:       orthogonal matching pursuit of the normalised h_t over the normalised
+//              overlapping helper rows (greedy, at most k, least squares by the normal
+//              equations), w_tj = x_j ||h_t|| / ||h_j||
 // with c_tj = cos(h_t, h_j) of the helper embeddings; ties rank the lower overlap index first.
 // A row that cannot be weighted, or whose helper row is zero, becomes the mean of the
 // overlapping source rows.
@@ -72,13 +75,14 @@ inline double cosine(const double* a, const double* b, index n) {
 
 using weights = std::vector<std::pair<index, double>>;
 
-enum class kind { paper, clamped, top_k, softmax, sparsemax, paper_guarded };
+enum class kind { paper, clamped, top_k, softmax, sparsemax, paper_guarded, omp };
 
 struct policy {
   kind which = kind::paper;
   index k = 10;
   double temperature = 0.1;
   double min_sum_ratio = 1e-4;  ///< paper_guarded: fall back unless sum > ratio * sum |c|
+  double tolerance = 1e-5;      ///< omp: stop when no |correlation| with the residual exceeds it
 };
 
 /// The first `count` overlap indices ordered by descending cosine, equal cosines by ascending
@@ -170,6 +174,80 @@ inline weights sparsemax(const std::vector<double>& c) {
   return w;
 }
 
+/// x with G x = b by Gaussian elimination with partial pivoting; false when G is singular
+/// (a pivot below 1e-12 of the largest diagonal entry).
+inline bool solve(std::vector<std::vector<double>> g, std::vector<double> b, std::vector<double>& x) {
+  const std::size_t n = b.size();
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(g[i][i]));
+  for (std::size_t col = 0; col < n; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t r = col + 1; r < n; ++r)
+      if (std::abs(g[r][col]) > std::abs(g[pivot][col])) pivot = r;
+    if (!(std::abs(g[pivot][col]) > 1e-12 * largest)) return false;
+    std::swap(g[pivot], g[col]);
+    std::swap(b[pivot], b[col]);
+    for (std::size_t r = col + 1; r < n; ++r) {
+      const double f = g[r][col] / g[col][col];
+      for (std::size_t c = col; c < n; ++c) g[r][c] -= f * g[col][c];
+      b[r] -= f * b[col];
+    }
+  }
+  x.assign(n, 0.0);
+  for (std::size_t r = n; r-- > 0;) {
+    double v = b[r];
+    for (std::size_t c = r + 1; c < n; ++c) v -= g[r][c] * x[c];
+    x[r] = v / g[r][r];
+  }
+  return true;
+}
+
+/// Plain greedy OMP of the unit vector q over the unit atoms (rows of `atoms`, zero rows
+/// never chosen): at most k steps, each taking the atom of largest |<residual, atom>| (ties:
+/// lower index) unless that is at most `tolerance`, then refitting every coefficient by the
+/// normal equations. Returns (atom index, coefficient) pairs. *ambiguous is set when a step's
+/// best two |correlations|, or the best and the tolerance, are within `ambiguity`.
+inline weights pursue(const std::vector<std::vector<double>>& atoms, const std::vector<double>& q, index k,
+                      double tolerance, double ambiguity, bool* ambiguous) {
+  const std::size_t d = q.size();
+  std::vector<index> chosen;
+  std::vector<double> x, residual = q;
+  for (index step = 0; step < k && step < index(atoms.size()); ++step) {
+    std::vector<double> correlation(atoms.size(), 0.0);
+    for (std::size_t j = 0; j < atoms.size(); ++j)
+      if (std::find(chosen.begin(), chosen.end(), index(j)) == chosen.end())
+        correlation[j] = std::abs(dot(residual.data(), atoms[j].data(), index(d)));
+    const std::vector<index> order = ranking(correlation, 2);
+    const double best = correlation[std::size_t(order[0])];
+    if (ambiguity > 0 && ambiguous) {
+      if (order.size() > 1 && best - correlation[std::size_t(order[1])] < ambiguity) *ambiguous = true;
+      if (std::abs(best - tolerance) < ambiguity) *ambiguous = true;
+    }
+    if (!(best > tolerance)) break;
+    chosen.push_back(order[0]);
+    const std::size_t s = chosen.size();
+    std::vector<std::vector<double>> g(s, std::vector<double>(s));
+    std::vector<double> b(s);
+    for (std::size_t a = 0; a < s; ++a) {
+      b[a] = dot(atoms[std::size_t(chosen[a])].data(), q.data(), index(d));
+      for (std::size_t c = 0; c < s; ++c)
+        g[a][c] = dot(atoms[std::size_t(chosen[a])].data(), atoms[std::size_t(chosen[c])].data(), index(d));
+    }
+    std::vector<double> next;
+    if (!solve(g, b, next)) {
+      chosen.pop_back();
+      break;
+    }
+    x = next;
+    residual = q;
+    for (std::size_t a = 0; a < s; ++a)
+      for (std::size_t c = 0; c < d; ++c) residual[c] -= x[a] * atoms[std::size_t(chosen[a])][c];
+  }
+  weights w;
+  for (std::size_t a = 0; a < chosen.size(); ++a) w.emplace_back(chosen[a], x[a]);
+  return w;
+}
+
 inline weights weigh(const policy& p, const std::vector<double>& c) {
   switch (p.which) {
     case kind::paper: return paper(c);
@@ -178,6 +256,7 @@ inline weights weigh(const policy& p, const std::vector<double>& c) {
     case kind::top_k: return top_k(c, p.k);
     case kind::softmax: return softmax(c, p.k, p.temperature);
     case kind::sparsemax: return sparsemax(c);
+    case kind::omp: break;  // needs the helper rows: see synthesize
   }
   return {};
 }
@@ -218,6 +297,12 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
   const std::vector<double> mean = mean_row(source, source_ids);
   std::vector<double> overlap_norm;
   for (index t : target_ids) overlap_norm.push_back(norm(helper.row(t), helper.cols));
+  // The normalised overlapping helper rows (zero for a zero row), for OMP.
+  std::vector<std::vector<double>> atoms;
+  for (std::size_t j = 0; j < target_ids.size(); ++j) {
+    atoms.emplace_back(helper.row(target_ids[j]), helper.row(target_ids[j]) + helper.cols);
+    for (double& x : atoms.back()) x = overlap_norm[j] > 0 ? x / overlap_norm[j] : 0.0;
+  }
 
   std::vector<result> results(policies.size());
   for (result& r : results) {
@@ -260,7 +345,15 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
         const std::vector<index> order = ranking(c, p.k + 1);
         o.ambiguous = c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity;
       }
-      const weights w = query_norm == 0 ? weights{} : weigh(p, c);
+      weights w;
+      if (query_norm > 0 && p.which == kind::omp) {
+        std::vector<double> q(helper.row(t), helper.row(t) + helper.cols);
+        for (double& x : q) x /= query_norm;
+        w = pursue(atoms, q, p.k, p.tolerance, ambiguity, &o.ambiguous);
+        for (auto& [j, x] : w) x *= query_norm / overlap_norm[std::size_t(j)];
+      } else if (query_norm > 0) {
+        w = weigh(p, c);
+      }
       if (w.empty()) {
         (query_norm == 0 ? o.zero : o.fallback) = true;
         std::copy(mean.begin(), mean.end(), out);

@@ -227,7 +227,11 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
         else if constexpr (std::is_same_v<P, clp::top_k_weights>) return {oracle::kind::top_k, p.k};
         else if constexpr (std::is_same_v<P, clp::softmax_weights>)
           return {oracle::kind::softmax, p.k, double(p.temperature)};
-        else {
+        else if constexpr (std::is_same_v<P, clp::omp_weights>) {
+          oracle::policy o{oracle::kind::omp, p.k};
+          o.tolerance = p.tolerance;
+          return o;
+        } else {
           static_assert(std::is_same_v<P, clp::sparsemax_weights>, "a policy the oracle does not know");
           return {oracle::kind::sparsemax};
         }
@@ -236,7 +240,7 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
 }
 
 inline std::string name_of(const clp::weighting& w) {
-  static const char* names[] = {"paper", "clamped", "top-k", "softmax", "sparsemax", "paper-guarded"};
+  static const char* names[] = {"paper", "clamped", "top-k", "softmax", "sparsemax", "paper-guarded", "omp"};
   return names[w.index()];
 }
 

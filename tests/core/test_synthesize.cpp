@@ -704,3 +704,93 @@ TEST_CASE("synthesize_rows: mismatched sizes, ids outside the matrices and an em
   has(message(o, helper, source, output), "the overlap is empty");
   CHECK((output.array() == float(sentinel)).all());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Orthogonal matching pursuit.
+
+TEST_CASE_TEMPLATE("synthesize_rows: omp_weights matches the double oracle on this layout", L, CLP_TEST_LAYOUTS) {
+  // 700 target rows, 250 overlapping, 450 missing in blocks of 48 (a tiny tile budget, the
+  // overlap panels gathered by every block) and in shared panels.
+  for (double anisotropy : {1.0, 0.0})
+    for (clp::Index k : {1, 4, 8}) {
+      CAPTURE(anisotropy);
+      CAPTURE(k);
+      const problem p = rounded<typename L::scalar>(make_problem(700, 400, 250, 24, 40, anisotropy, 83));
+      const clp::omp_weights policy{k};
+      const auto want = oracle_result(p, policy, 1e-5);
+      CHECK(want.ambiguous.size() <= 5);
+      for (std::size_t tile : {std::size_t(64) << 10, std::size_t(8) << 20}) {
+        clp::synthesis_report report;
+        const oracle::matrix got = run<L>(p, policy, fixtures::options(2, tile), &report);
+        check_against(got, report, p, want, 1e-5);
+      }
+    }
+}
+
+TEST_CASE("synthesize_rows: omp_weights is bit-identical for 1, 2 and 3 threads and any tile budget") {
+  const problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 89);
+  const row_major helper = to_eigen(p.helper);
+  const row_major source = to_eigen(p.source);
+  const clp::omp_weights policy{6};
+  const row_major reference = synthesize(helper, p.overlap, source, policy, fixtures::options(1, 1 << 20));
+  for (int threads : {1, 2, 3})
+    for (std::size_t megabytes : {1, 4, 64}) {
+      CAPTURE(threads);
+      CAPTURE(megabytes);
+      CHECK(fixtures::same_bits(synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20)),
+                                reference));
+    }
+  // Row ranges give the same rows.
+  row_major pieces = row_major::Constant(reference.rows(), reference.cols(), float(sentinel));
+  for (auto [a, b] : {std::pair<clp::Index, clp::Index>{0, 777}, {777, 2100}})
+    clp::synthesize_rows(source, helper, p.overlap, pieces, policy, fixtures::options(2, 256 << 10, a, b));
+  CHECK(fixtures::same_bits(pieces, reference));
+}
+
+TEST_CASE("synthesize_rows: omp_weights reconstructs a helper row in the span of overlapping rows exactly") {
+  // Overlapping helper rows (raw): 2 e0, e1, e1 again (a duplicate: never chosen twice, the
+  // lower index wins the tie), e2 + e3, 0 (zero: never chosen). Missing rows: 3 e1 - 2 e0
+  // = 1.5 (2 e0)... with coefficients of the raw rows, and e3 (not in the span of fewer than
+  // all of them), and a row orthogonal to every overlapping row (falls back).
+  problem p;
+  p.helper = oracle::matrix(9, 5);
+  p.helper(0, 0) = 2;                       // overlap 0
+  p.helper(1, 1) = 1;                       // overlap 1
+  p.helper(2, 1) = 1;                       // overlap 2, same as 1
+  p.helper(3, 2) = 1, p.helper(3, 3) = 1;   // overlap 3
+  /* row 4 stays zero */                    // overlap 4
+  p.helper(5, 0) = -2, p.helper(5, 1) = 3;  // missing: -1 * (2 e0) + 3 * e1
+  p.helper(6, 3) = 1;                       // missing: e3, only partly reachable
+  p.helper(7, 4) = 1;                       // missing: orthogonal to the overlap
+  p.helper(8, 2) = 2, p.helper(8, 3) = 2;   // missing: 2 (e2 + e3)
+  p.source = oracle::random_embeddings(5, 6, 0.0, 97);
+  p.overlap = fixtures::make_overlap({0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, 9, 5);
+  const row_major helper = to_eigen(p.helper);
+  const row_major source = to_eigen(p.source);
+  clp::synthesis_report report;
+  const row_major got = synthesize(helper, p.overlap, source, clp::omp_weights{3}, {}, &report);
+  const auto expect_row = [&](clp::Index t, std::vector<std::pair<clp::Index, double>> terms) {
+    for (clp::Index c = 0; c < 6; ++c) {
+      double want = 0;
+      for (const auto& [j, w] : terms) want += w * double(source(j, c));
+      CHECK(double(got(t, c)) == doctest::Approx(want).epsilon(1e-6).scale(1));
+    }
+  };
+  expect_row(5, {{0, -1.0}, {1, 3.0}});
+  expect_row(6, {{3, 0.5}});  // the projection of e3 on e2 + e3
+  expect_row(8, {{3, 2.0}});
+  CHECK(report.fallback_rows == 1);  // row 7
+  const std::vector<float> mean = float_mean(p);
+  CHECK(row_is(got, 7, mean));
+  check_against(to_oracle(got), report, p, oracle_result(p, clp::omp_weights{3}, 0), 1e-6);
+}
+
+TEST_CASE("make_weighting and is_weighting_policy: omp") {
+  static_assert(clp::is_weighting_policy_v<clp::omp_weights>);
+  const auto omp = clp::make_weighting("omp");
+  REQUIRE(std::holds_alternative<clp::omp_weights>(omp));
+  CHECK(std::get<clp::omp_weights>(omp).k == 8);  // tokensurgeon's default
+  CHECK(std::get<clp::omp_weights>(clp::make_weighting("omp", 3)).k == 3);
+  CHECK(std::get<clp::top_k_weights>(clp::make_weighting("top-k")).k == 10);
+  CHECK(clp::omp_weights::returns_neighbours);
+}
