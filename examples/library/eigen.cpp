@@ -47,8 +47,7 @@ int main() {
   std::printf("overlap %td tokens (%.0f%% of the source vocabulary), %td rows synthesised, %td fallbacks\n",
               overlap.size(), 100 * overlap.share_of_source(), report.synthesized_rows, report.degenerate_rows());
   return target.row(1) == source.row(1) && target_head.row(1) == source_head.row(1) &&
-                 target_bias(1) == source_bias(1) &&
-                 baseline.row(3) == source.row(3) && target.allFinite()
+                 target_bias(1) == source_bias(1) && baseline.row(3) == source.row(3) && target.allFinite()
              ? 0
              : 1;
 }

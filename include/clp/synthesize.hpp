@@ -325,7 +325,7 @@ constexpr combine_kind combine_kind_of() {
 struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
-  Index k_max = 0;  ///< neighbours per row (policies that return neighbours), else 0
+  Index k_max = 0;       ///< neighbours per row (policies that return neighbours), else 0
   bool pursuit = false;  ///< the policy reconstructs helper rows (omp_weights)
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
@@ -711,7 +711,8 @@ class block_engine {
         for (Index row = 0; row < size && !singular; ++row)
           for (Index col = 0; col <= row; ++col) {
             double value = g[row * k_max + col];
-            for (Index l = 0; l < col; ++l) value -= factor[std::size_t(row * k_max + l)] * factor[std::size_t(col * k_max + l)];
+            for (Index l = 0; l < col; ++l)
+              value -= factor[std::size_t(row * k_max + l)] * factor[std::size_t(col * k_max + l)];
             if (row == col) {
               if (!(value > 1e-12 * g[row * k_max + row])) {
                 singular = true;
@@ -755,7 +756,8 @@ class block_engine {
       if (!any) break;
       // Rows that stopped (and the block's padding) have zero residuals.
       for (Index i = 0; i < m; ++i)
-        if (!active[std::size_t(i)]) std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
+        if (!active[std::size_t(i)])
+          std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
       form_cosines(buffers.residuals, buffers);
     }
     // The coefficients of the raw rows: x_s ||h_t|| / ||h_s||.
@@ -927,8 +929,8 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const input
   std::vector<std::uint8_t> flags(rows.missing.size(), 0);
   for (std::size_t i = 0; i < flags.size(); ++i)
     if (rows.padding[i]) flags[i] = padding;
-  row_outcomes outcomes{std::move(flags),
-                        std::vector<double>(rows.missing.size(), 0.0), std::vector<double>(rows.missing.size(), 0.0)};
+  row_outcomes outcomes{std::move(flags), std::vector<double>(rows.missing.size(), 0.0),
+                        std::vector<double>(rows.missing.size(), 0.0)};
   const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
   std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
   std::mutex progress_mutex;

@@ -370,7 +370,8 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 /// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
 inline weighting make_weighting(const std::string& name, std::optional<Index> given_k = std::nullopt,
                                 float temperature = 0.1f) {
-  if (given_k && *given_k < 1) detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(*given_k));
+  if (given_k && *given_k < 1)
+    detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(*given_k));
   const Index k = given_k.value_or(name == "omp" ? omp_weights{}.k : top_k_weights{}.k);
   if (!(temperature > 0) || !std::isfinite(temperature))
     detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));

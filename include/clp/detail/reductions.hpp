@@ -2,8 +2,8 @@
 #pragma once
 
 // Internal: the largest entry and the sum of a row, and its largest absolute value, over
-// independent lanes so the compiler vectorises them, and the median of a list. (The sums a dense policy needs are clp::statistics_of, in
-// <clp/weights.hpp>.)
+// independent lanes so the compiler vectorises them, and the median of a list. (The sums a
+// dense policy needs are clp::statistics_of, in <clp/weights.hpp>.)
 
 #include <clp/matrix_view.hpp>
 
