@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,7 +57,7 @@ struct settings {
   int threads = 0;
   double tile_mb = 0;  // 0: the library's default
   std::string weighting = "paper";
-  clp::Index k = 10;
+  clp::Index k = 0;  // 0: the policy's default (10 for top-k and softmax, 8 for omp)
   float temperature = 0.1f;
   int repeats = 3;
   std::uint64_t seed = 0;
@@ -70,7 +71,7 @@ struct settings {
   std::fprintf(stderr,
                "usage: bench_synthesis [--shape small|gpt2-xl|bloom-7b1-de]\n"
                "                       [--target-vocab N] [--overlap N] [--helper-dim N] [--source-dim N]\n"
-               "                       [--threads T] [--tile-mb MB] [--weighting paper|clamped|top-k|softmax|sparsemax]\n"
+               "                       [--threads T] [--tile-mb MB] [--weighting paper|paper-guarded|clamped|top-k|softmax|sparsemax|omp]\n"
                "                       [--k K] [--temperature T] [--repeats R] [--seed S] [--no-verify]\n"
                "       bench_synthesis --gemm [--size N] [--threads T] [--repeats R]\n"
                "Threads 0 (the default) means all hardware threads. Times are the median of the repeats;\n"
@@ -300,7 +301,8 @@ int run_synthesis(const settings& s) {
   row_major output = row_major::Zero(d.target_vocab, d.source_dim);  // allocated and touched
   const double generate_seconds = seconds_since(generate_start);
 
-  const clp::weighting policy = clp::make_weighting(s.weighting, s.k, s.temperature);
+  const clp::weighting policy =
+      clp::make_weighting(s.weighting, s.k > 0 ? std::optional<clp::Index>(s.k) : std::nullopt, s.temperature);
   clp::synthesis_options options;
   options.threads = threads;
   if (s.tile_mb > 0) options.tile_bytes = static_cast<std::size_t>(s.tile_mb * 1024 * 1024);

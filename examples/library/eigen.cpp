@@ -31,6 +31,15 @@ int main() {
   RowMajor target_head(helper.rows(), source_head.cols());
   clp::transfer(source, helper, overlap, target, clp::untied_head{source_head, target_head}, clp::paper_weights{});
 
+  // Any number of further matrices with a row (or a value) per token, each with its own
+  // element type and width: here a head and a per-token output bias (#vocab by 1), the way
+  // BERT's cls.predictions.bias or BART's final_logits_bias are stored. One set of weights.
+  const Eigen::VectorXd source_bias = Eigen::VectorXd::Random(4);
+  Eigen::VectorXd target_bias(helper.rows());
+  clp::transfer(source, helper, overlap, target,
+                clp::matrix_pairs{{"lm_head", source_head, target_head}, {"bias", source_bias, target_bias}},
+                clp::make_weighting("omp", 2));
+
   // The paper's baseline without a helper: overlapping rows copied, the rest drawn at random.
   RowMajor baseline(helper.rows(), source.cols());
   clp::overlap_random(source, overlap, baseline, /*seed=*/42);
@@ -38,7 +47,7 @@ int main() {
   std::printf("overlap %td tokens (%.0f%% of the source vocabulary), %td rows synthesised, %td fallbacks\n",
               overlap.size(), 100 * overlap.share_of_source(), report.synthesized_rows, report.degenerate_rows());
   return target.row(1) == source.row(1) && target_head.row(1) == source_head.row(1) &&
-                 baseline.row(3) == source.row(3) && target.allFinite()
+                 target_bias(1) == source_bias(1) && baseline.row(3) == source.row(3) && target.allFinite()
              ? 0
              : 1;
 }

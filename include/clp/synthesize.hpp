@@ -85,6 +85,10 @@ struct synthesis_report {
   Index overlap = 0;           ///< |Vs ∩ Vt|
   Index copied_rows = 0;       ///< overlapping rows copied (eq. 2)
   Index synthesized_rows = 0;  ///< missing rows synthesised (eq. 3)
+  /// Synthesised rows no token names (vocabulary_overlap::unnamed_ids: embedding padding).
+  /// They are written like every missing row, but none of the counts and statistics below
+  /// include them: a zero padding row is not a weighting failure.
+  Index padding_rows = 0;
   /// Rows set to the mean of the overlapping source rows because their helper row has zero
   /// norm or the policy could not weight them (see each policy). Their sum is degenerate_rows.
   Index zero_norm_rows = 0;
@@ -92,12 +96,16 @@ struct synthesis_report {
   Index degenerate_rows() const { return zero_norm_rows + fallback_rows; }
   /// Rows whose largest cosine is not positive: the helper sees no overlapping token as similar.
   Index no_positive_rows = 0;
+  /// Rows whose cosine sum is negative, whatever the policy: paper_weights divides by that
+  /// sum, as published, so their weights flip sign; guarded_paper_weights falls back on them.
+  Index negative_sum_rows = 0;
   /// Rows whose weights' absolute values add up to more than 2: a small cosine sum that
-  /// inflates the output row (only paper_weights can produce them).
+  /// inflates the output row (paper_weights, or guarded_paper_weights with a loose guard).
   Index inflated_rows = 0;
-  /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows.
+  /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows (not
+  /// padding; a row set to the mean counts as |overlap|).
   double effective_neighbours_min = 0, effective_neighbours_median = 0, effective_neighbours_max = 0;
-  /// Largest and median norm of the synthesised rows of the first output, and the median norm
+  /// Largest and median norm of the synthesised rows (not padding) of the first output, and the median norm
   /// of the overlapping rows of the first source, to spot inflated rows at a glance.
   double max_output_row_norm = 0, median_output_row_norm = 0, median_source_row_norm = 0;
 };
@@ -116,14 +124,47 @@ struct untied_head {
 template <class SourceHead, class OutputHead>
 untied_head(const SourceHead&, OutputHead&&) -> untied_head<SourceHead, OutputHead>;
 
+/// One more matrix with a row (or a value) per token, transferred with the synthesis' weights
+/// (computed once for all pairs): an untied head, its tied copies, a per-token output bias
+/// as a #vocab by 1 matrix. Every pair has its own element type and width. It only refers to
+/// the two matrices, which must outlive the call.
+///     clp::matrix_pair("lm_head", source_head, output_head)
+/// @param name    for messages ("'lm_head output' has 5000 rows but 'helper' has 5120")
+/// @param source  #source_rows by d_pair, anything make_view accepts
+/// @param output  #target_rows by d_pair, written like `output` (overlapping rows copied,
+///                missing rows synthesised with the same weights)
+class matrix_pair {
+ public:
+  template <class Source, class Output>
+  matrix_pair(std::string name, const Source& source, Output&& output)
+      : name_(std::move(name)),
+        source_(detail::input_view::from(make_view(source))),
+        output_(detail::output_view::from(make_view(output))) {}
+
+  const std::string& name() const { return name_; }
+  const detail::input_view& source() const { return source_; }
+  const detail::output_view& output() const { return output_; }
+
+ private:
+  std::string name_;
+  detail::input_view source_;
+  detail::output_view output_;
+};
+
+/// Any number of matrix pairs, passed where an untied_head would be: the list form of it.
+///     clp::transfer(source, helper, overlap, output,
+///                   clp::matrix_pairs{{"lm_head", head, new_head}, {"bias", bias, new_bias}}, policy);
+using matrix_pairs = std::vector<matrix_pair>;
+
 namespace detail {
 
-/// One (source, output) pair of the synthesis: the embedding, and an untied head if any.
+/// One (source, output) pair of the synthesis: the embedding, then an untied head or the
+/// matrix_pairs, if any.
 struct source_output {
   input_view source;
   output_view output;
-  const char* source_name = "source";  // for messages
-  const char* output_name = "output";
+  std::string source_name = "source";  // for messages
+  std::string output_name = "output";
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -138,6 +179,10 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
   if (helper.cols < 1) fail(std::string(context) + ": 'helper' has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows, "overlap target", "helper", context);
   check_sorted_ids(overlap.missing_ids, helper.rows, "missing target", "helper", context);
+  check_sorted_ids(overlap.unnamed_ids, helper.rows, "unnamed target", "helper", context);
+  if (!std::includes(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
+                     overlap.unnamed_ids.end()))
+    fail(std::string(context) + ": overlap's unnamed ids are not all missing ids");
   for (const source_output& pair : pairs) {
     if (pair.output.rows != helper.rows)
       fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.rows) +
@@ -145,7 +190,7 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
     if (pair.output.cols != pair.source.cols)
       fail(std::string(context) + ": '" + pair.output_name + "' has " + std::to_string(pair.output.cols) +
            " columns but '" + pair.source_name + "' has " + std::to_string(pair.source.cols));
-    check_ids(overlap.source_ids, pair.source.rows, "overlap source", pair.source_name, context);
+    check_ids(overlap.source_ids, pair.source.rows, "overlap source", pair.source_name.c_str(), context);
   }
 }
 
@@ -154,6 +199,7 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const input
 struct rows_to_write {
   Index copy_begin = 0, copy_end = 0;
   std::vector<Index> missing;
+  std::vector<bool> padding;  ///< parallel to missing: no token names the row
 };
 
 inline rows_to_write select_rows(const vocabulary_overlap& overlap, const synthesis_options& options, Index target_rows,
@@ -171,6 +217,12 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, const synthe
   rows.copy_end = position(overlap.target_ids, last);
   rows.missing.assign(overlap.missing_ids.begin() + position(overlap.missing_ids, first),
                       overlap.missing_ids.begin() + position(overlap.missing_ids, last));
+  rows.padding.resize(rows.missing.size());
+  auto unnamed = overlap.unnamed_ids.begin();
+  for (std::size_t i = 0; i < rows.missing.size(); ++i) {
+    unnamed = std::lower_bound(unnamed, overlap.unnamed_ids.end(), rows.missing[i]);
+    rows.padding[i] = unnamed != overlap.unnamed_ids.end() && *unnamed == rows.missing[i];
+  }
   return rows;
 }
 
@@ -180,7 +232,7 @@ inline void screen_inputs(const std::vector<source_output>& pairs, const input_v
   require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
   require_finite_rows(helper, "helper", missing, threads, context);
   for (const source_output& pair : pairs)
-    require_finite_rows(pair.source, pair.source_name, overlap.source_ids, threads, context);
+    require_finite_rows(pair.source, pair.source_name.c_str(), overlap.source_ids, threads, context);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,7 +325,8 @@ constexpr combine_kind combine_kind_of() {
 struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
-  Index k_max = 0;  ///< neighbours per row (policies that return neighbours), else 0
+  Index k_max = 0;       ///< neighbours per row (policies that return neighbours), else 0
+  bool pursuit = false;  ///< the policy reconstructs helper rows (omp_weights)
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -294,6 +347,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.n_missing = n_missing;
   for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols);
   if constexpr (kind == combine_kind::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
+  plan.pursuit = reconstructs_helper_rows<Policy>::value;
   Index resident_width = d_helper;
   Index projection_floats = 0;
   for (const source_output& pair : pairs) {
@@ -305,7 +359,8 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.panel_width = plan.resident ? 0 : std::max(d_helper, plan.d_source);
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
   const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
-  const Index floats_per_row = n_overlap + d_helper + plan.d_source + 2 * plan.k_max;
+  const Index floats_per_row =
+      n_overlap + d_helper + plan.d_source + 2 * plan.k_max + (plan.pursuit ? d_helper + 1 : 0);
   Index max_rows = per_thread / floats_per_row;
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.
@@ -403,7 +458,14 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
 // Per block: queries, cosines, weights, combine.
 
 /// Per-row outcome flags collected by the blocks and summed afterwards in row order.
-enum row_flag : std::uint8_t { zero_norm = 1, fallback = 2, no_positive = 4, inflated = 8 };
+enum row_flag : std::uint8_t {
+  zero_norm = 1,
+  fallback = 2,
+  no_positive = 4,
+  inflated = 8,
+  padding = 16,
+  negative_sum = 32
+};
 
 /// What each synthesised row came to, indexed by position in the missing rows written.
 struct row_outcomes {
@@ -414,7 +476,7 @@ struct row_outcomes {
 
 /// A worker's scratch, reused from block to block.
 struct block_scratch {
-  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale;
+  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale, residual, query_norm;
   scratch_buffer<Index> neighbour, count;
 };
 
@@ -429,6 +491,8 @@ struct block_buffers {
   Index* counts;       ///< block: neighbours per row
   float* source_row;   ///< d_source
   float* scale;        ///< block: each row's weights are scale times its cosines as left
+  float* residuals;    ///< pursuit: block x d_helper, each row's residual
+  float* query_norm;   ///< pursuit: block, ||h_t|| of each row
 };
 
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
@@ -441,7 +505,9 @@ inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan)
           s.weight.reserve(std::size_t(block * plan.k_max)),
           s.count.reserve(std::size_t(block)),
           s.source_row.reserve(std::size_t(plan.d_source)),
-          s.scale.reserve(std::size_t(block))};
+          s.scale.reserve(std::size_t(block)),
+          s.residual.reserve(plan.pursuit ? std::size_t(block * plan.d_helper) : 0),
+          s.query_norm.reserve(plan.pursuit ? std::size_t(block) : 0)};
 }
 
 /// The sums of a row's final weights (for the report).
@@ -471,9 +537,12 @@ class block_engine {
     const block_buffers buffers = reserve_block(scratch, plan_);
     const Index row0 = b * plan_.blocks.rows;
     const Index m = std::min(plan_.blocks.rows, plan_.n_missing - row0);
-    normalise_queries(row0, m, buffers.queries);
-    form_cosines(buffers);
-    for (Index i = 0; i < m; ++i) weigh_row(row0 + i, i, buffers);
+    normalise_queries(row0, m, buffers);
+    form_cosines(buffers.queries, buffers);
+    if constexpr (reconstructs_helper_rows<Policy>::value)
+      pursue(row0, m, buffers);
+    else
+      for (Index i = 0; i < m; ++i) weigh_row(row0 + i, i, buffers);
     // Padding rows carry no weight (their cosines are 0, as their query rows are). The
     // products below still run over the rows that fall back; their results are replaced.
     for (std::size_t p = 0; p < pairs_.size(); ++p) {
@@ -487,13 +556,15 @@ class block_engine {
   static constexpr combine_kind kind = combine_kind_of<Policy>();
 
   /// Normalised helper rows of the block; rows past m are zero (padding to the block height).
-  void normalise_queries(Index row0, Index m, float* queries) const {
+  void normalise_queries(Index row0, Index m, const block_buffers& buffers) const {
+    float* const queries = buffers.queries;
     const Index d_helper = plan_.d_helper;
     matrix_map(queries, plan_.blocks.rows, d_helper).bottomRows(plan_.blocks.rows - m).setZero();
     for (Index i = 0; i < m; ++i) {
       float* q = queries + i * d_helper;
       load_row(helper_, missing_[row0 + i], q);
       const double norm = row_norm(q, d_helper);
+      if (plan_.pursuit) buffers.query_norm[i] = static_cast<float>(norm);
       if (norm > 0) {
         const float inverse = static_cast<float>(1.0 / norm);
         for (Index c = 0; c < d_helper; ++c) q[c] *= inverse;
@@ -503,11 +574,13 @@ class block_engine {
     }
   }
 
-  /// The block's cosines, panel by panel of the overlap.
-  void form_cosines(const block_buffers& buffers) const {
+  /// The block's rows `left` (block x d_helper) times the normalised overlapping helper rows,
+  /// panel by panel of the overlap, into the cosine block: the cosines for the normalised
+  /// queries, a pursuit's correlations for its residuals.
+  void form_cosines(const float* left, const block_buffers& buffers) const {
     const Index n_overlap = plan_.n_overlap;
     const Index d_helper = plan_.d_helper;
-    const matrix_map queries(buffers.queries, plan_.blocks.rows, d_helper);
+    const Eigen::Map<const row_major_matrix> queries(left, plan_.blocks.rows, d_helper);
     for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
       const Index pn = std::min(panel_rows, n_overlap - p0);
       const float* h = panels_.helper.data() + p0 * d_helper;
@@ -529,7 +602,11 @@ class block_engine {
     std::uint8_t& flag = outcomes_.flags[row];
     weight_sums sums;
     if constexpr (kind == combine_kind::neighbours) {
-      if (max_of(cosines, n_overlap) <= 0) flag |= no_positive;
+      float max = 0;
+      double sum = 0;
+      max_and_sum(cosines, n_overlap, max, sum);
+      if (max <= 0) flag |= no_positive;
+      if (sum < 0) flag |= negative_sum;
       const Index k_max = plan_.k_max;
       Index& count = buffers.counts[i];
       count = (flag & zero_norm)
@@ -542,14 +619,168 @@ class block_engine {
     } else {
       const cosine_statistics statistics = statistics_of(cosines, n_overlap);
       if (statistics.max <= 0) flag |= no_positive;
+      if (statistics.sum < 0) flag |= negative_sum;
       dense_weights weights;
       if (!(flag & zero_norm)) weights = policy_(cosines, n_overlap, statistics);
       if (!(weights.scale != 0 && std::isfinite(weights.scale)) && !(flag & zero_norm)) flag |= fallback;
       sums = {weights.sum_abs, weights.sum_squares};
       buffers.scale[i] = static_cast<float>(weights.scale);
     }
+    record_weights(row, flag, sums);
+  }
+
+  /// The normalised overlapping helper row j (the resident panel's, or gathered into `into`
+  /// with the same arithmetic).
+  const float* atom(Index j, float* into) const {
+    const Index d_helper = plan_.d_helper;
+    if (plan_.resident) return panels_.helper.data() + j * d_helper;
+    load_row(helper_, overlap_.target_ids[j], into);
+    for (Index c = 0; c < d_helper; ++c) into[c] *= scan_.inverse_norm[j];
+    return into;
+  }
+
+  /// Orthogonal matching pursuit for the block (omp_weights), step by step for all its rows:
+  /// each row picks the overlapping token most correlated with its residual, refits its
+  /// coefficients by least squares (double), and updates its residual; then one product of
+  /// the block's residuals with the overlapping helper rows gives every row's correlations
+  /// for the next step. Rows that stopped keep a zero residual. The arithmetic of a row
+  /// depends only on the row, so the bits do not depend on the blocking or the threads.
+  void pursue(Index row0, Index m, const block_buffers& buffers) const {
+    const Index n_overlap = plan_.n_overlap;
+    const Index d_helper = plan_.d_helper;
+    const Index k_max = plan_.k_max;
+    const double tolerance = policy_.tolerance;
+    std::vector<char> active(static_cast<std::size_t>(m));
+    for (Index i = 0; i < m; ++i) {
+      std::uint8_t& flag = outcomes_.flags[row0 + i];
+      float max = 0;
+      double sum = 0;
+      max_and_sum(buffers.cosines + i * n_overlap, n_overlap, max, sum);
+      if (max <= 0) flag |= no_positive;
+      if (sum < 0) flag |= negative_sum;
+      buffers.counts[i] = 0;
+      active[std::size_t(i)] = !(flag & zero_norm);
+    }
+    // Per row, in double: the chosen rows' Gram matrix (lower triangle, k_max x k_max), the
+    // right-hand side N_S q and the coefficients, kept from step to step; the Cholesky factor
+    // is recomputed from the Gram matrix at every step (k is small).
+    const Index per_row = k_max * k_max + 2 * k_max;
+    std::vector<double> fits(static_cast<std::size_t>(m * per_row), 0.0);
+    std::vector<double> factor(static_cast<std::size_t>(k_max * k_max)), y(static_cast<std::size_t>(k_max));
+    std::vector<float> atom_buffer(static_cast<std::size_t>(d_helper)), other_buffer(atom_buffer.size());
+    std::vector<double> sum(static_cast<std::size_t>(d_helper));
+    matrix_map(buffers.residuals, plan_.blocks.rows, d_helper).setZero();
+    for (Index step = 0; step < k_max; ++step) {
+      bool any = false;
+      for (Index i = 0; i < m; ++i) {
+        if (!active[std::size_t(i)]) continue;
+        float* const correlation = buffers.cosines + i * n_overlap;
+        Index* const chosen = buffers.neighbours + i * k_max;
+        Index& count = buffers.counts[i];
+        for (Index s = 0; s < count; ++s) correlation[chosen[s]] = 0;  // never twice
+        // The largest |correlation| over independent lanes (vectorised), then its first index.
+        const float best_value = max_abs_of(correlation, n_overlap);
+        Index best = 0;
+        while (best + 1 < n_overlap && std::abs(correlation[best]) != best_value) ++best;
+        if (!(double(best_value) > tolerance)) {
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        // The new row of the Gram matrix and the new right-hand side, then the Cholesky factor
+        // of the chosen rows' Gram matrix from scratch (k is small).
+        const float* q = buffers.queries + i * d_helper;
+        const float* a = atom(best, atom_buffer.data());
+        double* const g = fits.data() + i * per_row;
+        double* const r = g + k_max * k_max;
+        double* const coefficient = r + k_max;
+        for (Index s = 0; s < count; ++s) {
+          const float* b = atom(chosen[s], other_buffer.data());
+          double dot = 0;
+          for (Index col = 0; col < d_helper; ++col) dot += double(a[col]) * b[col];
+          g[count * k_max + s] = dot;
+        }
+        double self = 0, projection = 0;
+        for (Index col = 0; col < d_helper; ++col) {
+          self += double(a[col]) * a[col];
+          projection += double(a[col]) * q[col];
+        }
+        g[count * k_max + count] = self;
+        r[count] = projection;
+        const Index size = count + 1;
+        bool singular = false;
+        for (Index row = 0; row < size && !singular; ++row)
+          for (Index col = 0; col <= row; ++col) {
+            double value = g[row * k_max + col];
+            for (Index l = 0; l < col; ++l)
+              value -= factor[std::size_t(row * k_max + l)] * factor[std::size_t(col * k_max + l)];
+            if (row == col) {
+              if (!(value > 1e-12 * g[row * k_max + row])) {
+                singular = true;
+                break;
+              }
+              factor[std::size_t(row * k_max + row)] = std::sqrt(value);
+            } else {
+              factor[std::size_t(row * k_max + col)] = value / factor[std::size_t(col * k_max + col)];
+            }
+          }
+        if (singular) {  // the row lies in the span of the chosen ones: nothing left to fit
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        chosen[count] = best;
+        count = size;
+        for (Index row = 0; row < size; ++row) {  // L y = rhs, L^T x = y
+          double value = r[row];
+          for (Index l = 0; l < row; ++l) value -= factor[std::size_t(row * k_max + l)] * y[std::size_t(l)];
+          y[std::size_t(row)] = value / factor[std::size_t(row * k_max + row)];
+        }
+        for (Index row = size - 1; row >= 0; --row) {
+          double value = y[std::size_t(row)];
+          for (Index l = row + 1; l < size; ++l) value -= factor[std::size_t(l * k_max + row)] * coefficient[l];
+          coefficient[row] = value / factor[std::size_t(row * k_max + row)];
+        }
+        if (size == k_max) {
+          active[std::size_t(i)] = false;
+          continue;
+        }
+        // The residual q - sum_s x_s n_s for the next step's correlations.
+        float* const residual = buffers.residuals + i * d_helper;
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (Index s = 0; s < size; ++s) {
+          const float* b = atom(chosen[s], other_buffer.data());
+          for (Index col = 0; col < d_helper; ++col) sum[std::size_t(col)] += coefficient[s] * b[col];
+        }
+        for (Index col = 0; col < d_helper; ++col) residual[col] = static_cast<float>(q[col] - sum[std::size_t(col)]);
+        any = true;
+      }
+      if (!any) break;
+      // Rows that stopped (and the block's padding) have zero residuals.
+      for (Index i = 0; i < m; ++i)
+        if (!active[std::size_t(i)])
+          std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
+      form_cosines(buffers.residuals, buffers);
+    }
+    // The coefficients of the raw rows: x_s ||h_t|| / ||h_s||.
+    for (Index i = 0; i < m; ++i) {
+      const Index row = row0 + i;
+      std::uint8_t& flag = outcomes_.flags[row];
+      float* const weight = buffers.weights + i * k_max;
+      const Index* const chosen = buffers.neighbours + i * k_max;
+      const Index count = buffers.counts[i];
+      const double* const coefficient = fits.data() + i * per_row + k_max * k_max + k_max;
+      for (Index s = 0; s < count; ++s)
+        weight[s] = static_cast<float>(coefficient[s] * buffers.query_norm[i] * scan_.inverse_norm[chosen[s]]);
+      buffers.scale[i] = 1.0f;
+      if (count == 0 && !(flag & zero_norm)) flag |= fallback;
+      const cosine_statistics statistics = statistics_of(weight, count);
+      record_weights(row, flag, {statistics.sum_abs, statistics.sum_squares});
+    }
+  }
+
+  /// A row's effective neighbours and inflation, from the sums of its final weights.
+  void record_weights(Index row, std::uint8_t& flag, const weight_sums& sums) const {
     if (flag & (zero_norm | fallback))
-      outcomes_.effective_neighbours[row] = double(n_overlap);
+      outcomes_.effective_neighbours[row] = double(plan_.n_overlap);
     else
       outcomes_.effective_neighbours[row] = sums.sum_squares > 0 ? 1.0 / sums.sum_squares : 0.0;
     if (sums.sum_abs > 2) flag |= inflated;
@@ -642,19 +873,29 @@ class block_engine {
 // ---------------------------------------------------------------------------------------------
 // Summarise.
 
+/// The counts and statistics of the rows a token names; padding rows are only counted.
 inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& report) {
-  for (std::uint8_t flag : outcomes.flags) {
+  std::vector<double> effective, output_norm;
+  for (std::size_t i = 0; i < outcomes.flags.size(); ++i) {
+    const std::uint8_t flag = outcomes.flags[i];
+    if (flag & padding) {
+      ++report.padding_rows;
+      continue;
+    }
     report.zero_norm_rows += (flag & zero_norm) != 0;
     report.fallback_rows += (flag & fallback) != 0;
     report.no_positive_rows += (flag & no_positive) != 0;
     report.inflated_rows += (flag & inflated) != 0;
+    report.negative_sum_rows += (flag & negative_sum) != 0;
+    effective.push_back(outcomes.effective_neighbours[i]);
+    output_norm.push_back(outcomes.output_norm[i]);
   }
-  const std::vector<double>& effective = outcomes.effective_neighbours;
+  if (effective.empty()) return;  // padding only
   report.effective_neighbours_min = *std::min_element(effective.begin(), effective.end());
   report.effective_neighbours_max = *std::max_element(effective.begin(), effective.end());
   report.effective_neighbours_median = median(effective);
-  report.max_output_row_norm = *std::max_element(outcomes.output_norm.begin(), outcomes.output_norm.end());
-  report.median_output_row_norm = median(outcomes.output_norm);
+  report.max_output_row_norm = *std::max_element(output_norm.begin(), output_norm.end());
+  report.median_output_row_norm = median(std::move(output_norm));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -685,8 +926,11 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const input
   if constexpr (kind == combine_kind::projected)
     compute_projections(panels, pairs, helper, overlap, scan.inverse_norm, plan.resident, threads);
 
-  row_outcomes outcomes{std::vector<std::uint8_t>(rows.missing.size(), 0),
-                        std::vector<double>(rows.missing.size(), 0.0), std::vector<double>(rows.missing.size(), 0.0)};
+  std::vector<std::uint8_t> flags(rows.missing.size(), 0);
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (rows.padding[i]) flags[i] = padding;
+  row_outcomes outcomes{std::move(flags), std::vector<double>(rows.missing.size(), 0.0),
+                        std::vector<double>(rows.missing.size(), 0.0)};
   const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
   std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
   std::mutex progress_mutex;
@@ -715,6 +959,13 @@ std::vector<source_output> pairs_of(const Source& source, Output&& output,
           {input_view::from(make_view(head.source_head)), output_view::from(make_view(head.output_head)), "source_head",
            "output_head"}};
 }
+template <class Source, class Output>
+std::vector<source_output> pairs_of(const Source& source, Output&& output, const matrix_pairs& more) {
+  std::vector<source_output> pairs{{input_view::from(make_view(source)), output_view::from(make_view(output))}};
+  for (const matrix_pair& pair : more)
+    pairs.push_back({pair.source(), pair.output(), pair.name() + " source", pair.name() + " output"});
+  return pairs;
+}
 
 /// The entry points' one path: views made once, the policy (or the one a `weighting` holds)
 /// checked and dispatched by visit_weighting.
@@ -727,10 +978,13 @@ synthesis_report run_synthesis(const std::vector<source_output>& pairs, const He
                          [&](const auto& p) { return synthesize(pairs, helper_view, overlap, p, options, context); });
 }
 
+/// What may stand after `output` besides a policy: an untied head or matrix_pairs.
 template <class T>
-struct is_untied_head : std::false_type {};
+struct is_more_outputs : std::false_type {};
 template <class S, class O>
-struct is_untied_head<untied_head<S, O>> : std::true_type {};
+struct is_more_outputs<untied_head<S, O>> : std::true_type {};
+template <>
+struct is_more_outputs<matrix_pairs> : std::true_type {};
 
 }  // namespace detail
 
@@ -746,13 +1000,13 @@ struct is_untied_head<untied_head<S, O>> : std::true_type {};
 /// @param[out] output   #target_rows by d_source, caller-owned; rows outside the overlap and
 ///                      missing lists, or outside the row range, are not touched
 /// @param[in]  policy   weighting policy (weights.hpp), or a clp::weighting chosen at run time;
-///                      paper_weights is eq. 4 as published
+///                      paper_weights is eq. 4 as published (negative cosine sums included)
 /// @param[in]  options  threads, tile budget, row range, progress
 /// Matrices may be of any type make_view accepts, with elements float, double, Eigen::half or
 /// Eigen::bfloat16; computation is float32.
 /// @throws clp::error on mismatched shapes, ids outside a matrix, NaN or infinite inputs
 template <class Policy = paper_weights, class Source, class Helper, class Output,
-          class = std::enable_if_t<!detail::is_untied_head<Policy>::value>>
+          class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                                  Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output)), helper, overlap, policy, options,
@@ -766,6 +1020,16 @@ synthesis_report synthesize_rows(const Source& source, const Helper& helper, con
                                  Output&& output, const untied_head<SourceHead, OutputHead>& head,
                                  const Policy& policy = {}, const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
+                               options, "clp::synthesize_rows");
+}
+
+/// As above, for any number of further matrices (see matrix_pair): each pair's missing rows get
+/// the same weights (computed once) applied to its source's rows. The report describes `output`.
+template <class Policy = paper_weights, class Source, class Helper, class Output>
+synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                                 Output&& output, const matrix_pairs& more, const Policy& policy = {},
+                                 const synthesis_options& options = {}) {
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), more), helper, overlap, policy,
                                options, "clp::synthesize_rows");
 }
 

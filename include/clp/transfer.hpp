@@ -30,7 +30,7 @@ namespace clp {
 ///                      published
 /// @param[in]  options  threads, tile budget (and a row range, if wanted)
 template <class Policy = paper_weights, class Source, class Helper, class Output,
-          class = std::enable_if_t<!detail::is_untied_head<Policy>::value>>
+          class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                           Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
   return synthesize_rows(source, helper, overlap, std::forward<Output>(output), policy, options);
@@ -48,6 +48,20 @@ synthesis_report transfer(const Source& source, const Helper& helper, const voca
                           Output&& output, const untied_head<SourceHead, OutputHead>& head, const Policy& policy = {},
                           const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
+                               options, "clp::transfer");
+}
+
+/// As above, for any number of further matrices with a row per token, named after `output`:
+/// `clp::transfer(source, helper, overlap, output, clp::matrix_pairs{{"lm_head", head, new_head},
+/// {"lm_head bias", bias, new_bias}})`. Every pair gets the same weights (computed once) and may
+/// have its own element type and width; see matrix_pair.
+///
+/// @param[in,out] more  per pair: source #source_rows by d_pair, output #target_rows by d_pair
+template <class Policy = paper_weights, class Source, class Helper, class Output>
+synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                          Output&& output, const matrix_pairs& more, const Policy& policy = {},
+                          const synthesis_options& options = {}) {
+  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), more), helper, overlap, policy,
                                options, "clp::transfer");
 }
 

@@ -45,6 +45,12 @@ struct vocabulary_overlap {
   /// Every target row in [0, target_rows) that is not in target_ids, ascending. This includes
   /// rows no token names (padding rows of an embedding matrix larger than its vocabulary).
   std::vector<Index> missing_ids;
+  /// The missing rows no target token names, ascending (a subset of missing_ids): padding of
+  /// an embedding matrix to a multiple of 64 or 128 rows, and holes in the target ids.
+  /// Synthesis writes them like any missing row but counts them as padding_rows, apart from
+  /// the weighting's diagnostics. Empty for an overlap built by hand: every missing row is
+  /// then a token's.
+  std::vector<Index> unnamed_ids;
   /// Tokens in each vocabulary (the paper's |Vs| and |Vt|).
   Index source_vocab_size = 0;
   Index target_vocab_size = 0;
@@ -373,12 +379,16 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
 
   const Index rows = options.target_rows >= 0 ? options.target_rows : max_target_id + 1;
   result.missing_ids.reserve(static_cast<std::size_t>(rows) - pairs.size());
+  std::vector<bool> named(static_cast<std::size_t>(rows), false);
+  for (const auto& entry : target_entries) named[static_cast<std::size_t>(entry.second)] = true;
   auto next_overlap = result.target_ids.begin();
   for (Index id = 0; id < rows; ++id) {
-    if (next_overlap != result.target_ids.end() && *next_overlap == id)
+    if (next_overlap != result.target_ids.end() && *next_overlap == id) {
       ++next_overlap;
-    else
+    } else {
       result.missing_ids.push_back(id);
+      if (!named[static_cast<std::size_t>(id)]) result.unnamed_ids.push_back(id);
+    }
   }
   return result;
 }

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -99,13 +100,35 @@ inline cosine_statistics statistics_of(const float* x, Index n) {
   return total;
 }
 
-/// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j').
-/// Guard: when the cosine sum is not safely positive, that is sum <= min_sum_ratio *
-/// sum_j |cos|, the weights would flip sign or grow without bound (their absolute values add
-/// up to 1 / min_sum_ratio or more), so the row falls back to the mean.
+/// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j'), on every row
+/// where that is finite, as the authors' clp.py computes it. A row whose cosine sum is
+/// negative is divided by it too: its weights flip sign (an all-negative row gets positive
+/// weights that add up to one; a mixed row points away from its most similar tokens), and a
+/// sum near zero inflates the row. The report counts both (negative_sum_rows, inflated_rows).
+/// Only a row it would make non-finite falls back to the mean: a cosine sum of exactly zero,
+/// or so small that 1 / sum is past float32's range (a zero-norm helper row falls back
+/// before any policy sees it). guarded_paper_weights falls back on the negative and
+/// near-zero sums instead.
 /// The row is left as it is: the weights are the cosines times scale = 1 / sum. Declaring
 /// that (`scales_cosines`) lets the synthesis skip the second product: see synthesize.hpp.
 struct paper_weights {
+  static constexpr bool returns_neighbours = false;
+  static constexpr bool scales_cosines = true;
+
+  dense_weights operator()(float* /*cosines*/, Index /*n*/, const cosine_statistics& s) const {
+    if (!(s.sum != 0) || !std::isfinite(s.sum)) return {};
+    const double scale = 1.0 / s.sum;
+    if (!std::isfinite(static_cast<float>(scale))) return {};
+    return {scale, s.sum_abs * std::abs(scale), s.sum_squares * scale * scale};
+  }
+};
+
+/// Eq. 4 with a guard: w_tj = cos / sum cos where the cosine sum is safely positive, that is
+/// sum > min_sum_ratio * sum_j |cos|; any other row (a negative sum, whose weights would flip
+/// sign, or a sum so small that the weights' absolute values add up to 1 / min_sum_ratio or
+/// more) falls back to the mean. This was `paper_weights` before it followed the published
+/// code on negative sums; the program's earlier figures used it.
+struct guarded_paper_weights {
   static constexpr bool returns_neighbours = false;
   static constexpr bool scales_cosines = true;
   double min_sum_ratio = 1e-4;
@@ -225,9 +248,36 @@ struct sparsemax_weights {
   }
 };
 
+/// Orthogonal matching pursuit (as mergekit's tokensurgeon offers it; k = 8 is its default):
+/// reconstruct the helper embedding h_t from at most k overlapping helper embeddings,
+/// h_t ~ sum_j c_j h_j, and apply the same coefficients to the source rows,
+/// e_t = sum_j c_j a_j. Greedy: each step picks the overlapping token whose normalised helper
+/// row has the largest |correlation| with the residual (ties: the lower overlap index), then
+/// refits all chosen coefficients by least squares (in double, by a Cholesky factorisation of
+/// the chosen rows' Gram matrix), so the residual is orthogonal to every chosen row.
+/// The selection uses normalised helper rows (the first step's correlations are the
+/// cosines); the least-squares fit, and so the coefficients, are those of the raw rows. The
+/// coefficients are not normalised: they may be negative and need not add up to one.
+/// The pursuit stops early when no row correlates with the residual by more than `tolerance`
+/// (the residual, relative to ||h_t||, is then round-off) or when the next row is linearly
+/// dependent on the chosen ones; a row with no token chosen falls back to the mean.
+/// Unlike the other policies it needs the overlapping helper rows, not only a cosine row:
+/// it declares `reconstructs_helper_rows`, and the synthesis runs the pursuit block by block
+/// (one product of the residuals with the overlapping helper rows per step), see
+/// synthesize.hpp. So it is not called on a cosine row, and has no call operator.
+struct omp_weights {
+  static constexpr bool returns_neighbours = true;
+  static constexpr bool reconstructs_helper_rows = true;
+  Index k = 8;
+  double tolerance = 1e-5;
+
+  Index max_neighbours(Index n) const { return std::min(k, n); }
+};
+
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every
 /// entry point that takes a policy takes a `weighting` too.
-using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights>;
+using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights,
+                               guarded_paper_weights, omp_weights>;
 
 namespace detail {
 
@@ -256,10 +306,27 @@ struct picks_neighbours<
                                                                    std::declval<Index*>(), std::declval<float*>())),
                                  Index>>> : std::true_type {};
 
+/// Whether P declares `reconstructs_helper_rows = true` (omp_weights): the synthesis runs its
+/// pursuit over the overlapping helper rows.
+template <class P, class = void>
+struct reconstructs_helper_rows : std::false_type {};
+template <class P>
+struct reconstructs_helper_rows<P, std::void_t<decltype(P::reconstructs_helper_rows)>>
+    : std::bool_constant<P::reconstructs_helper_rows> {};
+
+template <class P, class = void>
+struct counts_neighbours : std::false_type {};
+template <class P>
+struct counts_neighbours<
+    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index>>>
+    : std::true_type {};
+
 template <class P>
 constexpr bool has_policy_shape() {
   if constexpr (!declares_returns_neighbours<P>::value)
     return false;
+  else if constexpr (reconstructs_helper_rows<P>::value)
+    return std::is_same_v<P, omp_weights>;  // the one pursuit the synthesis knows
   else if constexpr (P::returns_neighbours)
     return picks_neighbours<P>::value;
   else
@@ -296,20 +363,27 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 
 }  // namespace detail
 
-/// The policy named `name` ("paper", "clamped", "top-k", "softmax" or "sparsemax"), with k
-/// and temperature where the policy uses them.
+/// The policy named `name` ("paper", "paper-guarded", "clamped", "top-k", "softmax",
+/// "sparsemax" or "omp"), with k and temperature where the policy uses them. Without k each
+/// policy takes its own default: 10 for top-k and softmax (WECHSEL's), 8 for omp
+/// (tokensurgeon's).
 /// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
-inline weighting make_weighting(const std::string& name, Index k = 10, float temperature = 0.1f) {
-  if (k < 1) detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(k));
+inline weighting make_weighting(const std::string& name, std::optional<Index> given_k = std::nullopt,
+                                float temperature = 0.1f) {
+  if (given_k && *given_k < 1)
+    detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(*given_k));
+  const Index k = given_k.value_or(name == "omp" ? omp_weights{}.k : top_k_weights{}.k);
   if (!(temperature > 0) || !std::isfinite(temperature))
     detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));
   if (name == "paper") return paper_weights{};
+  if (name == "paper-guarded") return guarded_paper_weights{};
   if (name == "clamped") return clamped_weights{};
   if (name == "top-k") return top_k_weights{k};
   if (name == "softmax") return softmax_weights{k, temperature};
   if (name == "sparsemax") return sparsemax_weights{};
+  if (name == "omp") return omp_weights{k};
   detail::fail("clp::make_weighting: unknown weighting '" + name +
-               "' (expected paper, clamped, top-k, softmax or sparsemax)");
+               "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax or omp)");
 }
 
 }  // namespace clp

@@ -7,11 +7,17 @@
 // job is to be obviously right.
 //
 //   e_t = sum_j w_tj a_j over the overlapping tokens j              (eq. 3)
-//   paper:     w_tj = c_tj / sum_j' c_tj'                           (eq. 4)
+//   paper:     w_tj = c_tj / sum_j' c_tj'                           (eq. 4, as the published
+//              clp.py computes it: a negative sum divides too; only a sum of 0, or one whose
+//              inverse is past float32's range, falls back)
+//   paper-guarded: paper where sum > ratio * sum_j |c_tj|, else the fallback
 //   clamped:   w_tj = max(c_tj, 0) / sum_j' max(c_tj', 0)
 //   top-k:     clamped, restricted to the k largest cosines
 //   softmax:   exp(c_tj / T) / sum exp(c_tj' / T) over the k largest cosines
 //   sparsemax: the Euclidean projection of c_t onto the probability simplex
+//   omp:       orthogonal matching pursuit of the normalised h_t over the normalised
+//              overlapping helper rows (greedy, at most k, least squares by the normal
+//              equations), w_tj = x_j ||h_t|| / ||h_j||
 // with c_tj = cos(h_t, h_j) of the helper embeddings; ties rank the lower overlap index first.
 // A row that cannot be weighted, or whose helper row is zero, becomes the mean of the
 // overlapping source rows.
@@ -69,13 +75,14 @@ inline double cosine(const double* a, const double* b, index n) {
 
 using weights = std::vector<std::pair<index, double>>;
 
-enum class kind { paper, clamped, top_k, softmax, sparsemax };
+enum class kind { paper, clamped, top_k, softmax, sparsemax, paper_guarded, omp };
 
 struct policy {
   kind which = kind::paper;
   index k = 10;
   double temperature = 0.1;
-  double min_sum_ratio = 1e-4;  ///< paper: fall back unless sum > ratio * sum |c|
+  double min_sum_ratio = 1e-4;  ///< paper_guarded: fall back unless sum > ratio * sum |c|
+  double tolerance = 1e-5;      ///< omp: stop when no |correlation| with the residual exceeds it
 };
 
 /// The first `count` overlap indices ordered by descending cosine, equal cosines by ascending
@@ -92,7 +99,17 @@ inline std::vector<index> ranking(const std::vector<double>& c, index count = -1
   return order;
 }
 
-inline weights paper(const std::vector<double>& c, double min_sum_ratio = 1e-4) {
+/// The published computation, w = c / sum c, whatever the sign of the sum.
+inline weights paper(const std::vector<double>& c) {
+  double sum = 0;
+  for (double x : c) sum += x;
+  if (sum == 0 || !std::isfinite(static_cast<float>(1 / sum))) return {};
+  weights w;
+  for (std::size_t j = 0; j < c.size(); ++j) w.emplace_back(index(j), c[j] / sum);
+  return w;
+}
+
+inline weights paper_guarded(const std::vector<double>& c, double min_sum_ratio = 1e-4) {
   double sum = 0, sum_abs = 0;
   for (double x : c) {
     sum += x;
@@ -157,13 +174,89 @@ inline weights sparsemax(const std::vector<double>& c) {
   return w;
 }
 
+/// x with G x = b by Gaussian elimination with partial pivoting; false when G is singular
+/// (a pivot below 1e-12 of the largest diagonal entry).
+inline bool solve(std::vector<std::vector<double>> g, std::vector<double> b, std::vector<double>& x) {
+  const std::size_t n = b.size();
+  double largest = 0;
+  for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(g[i][i]));
+  for (std::size_t col = 0; col < n; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t r = col + 1; r < n; ++r)
+      if (std::abs(g[r][col]) > std::abs(g[pivot][col])) pivot = r;
+    if (!(std::abs(g[pivot][col]) > 1e-12 * largest)) return false;
+    std::swap(g[pivot], g[col]);
+    std::swap(b[pivot], b[col]);
+    for (std::size_t r = col + 1; r < n; ++r) {
+      const double f = g[r][col] / g[col][col];
+      for (std::size_t c = col; c < n; ++c) g[r][c] -= f * g[col][c];
+      b[r] -= f * b[col];
+    }
+  }
+  x.assign(n, 0.0);
+  for (std::size_t r = n; r-- > 0;) {
+    double v = b[r];
+    for (std::size_t c = r + 1; c < n; ++c) v -= g[r][c] * x[c];
+    x[r] = v / g[r][r];
+  }
+  return true;
+}
+
+/// Plain greedy OMP of the unit vector q over the unit atoms (rows of `atoms`, zero rows
+/// never chosen): at most k steps, each taking the atom of largest |<residual, atom>| (ties:
+/// lower index) unless that is at most `tolerance`, then refitting every coefficient by the
+/// normal equations. Returns (atom index, coefficient) pairs. *ambiguous is set when a step's
+/// best two |correlations|, or the best and the tolerance, are within `ambiguity`.
+inline weights pursue(const std::vector<std::vector<double>>& atoms, const std::vector<double>& q, index k,
+                      double tolerance, double ambiguity, bool* ambiguous) {
+  const std::size_t d = q.size();
+  std::vector<index> chosen;
+  std::vector<double> x, residual = q;
+  for (index step = 0; step < k && step < index(atoms.size()); ++step) {
+    std::vector<double> correlation(atoms.size(), 0.0);
+    for (std::size_t j = 0; j < atoms.size(); ++j)
+      if (std::find(chosen.begin(), chosen.end(), index(j)) == chosen.end())
+        correlation[j] = std::abs(dot(residual.data(), atoms[j].data(), index(d)));
+    const std::vector<index> order = ranking(correlation, 2);
+    const double best = correlation[std::size_t(order[0])];
+    if (ambiguity > 0 && ambiguous) {
+      if (order.size() > 1 && best - correlation[std::size_t(order[1])] < ambiguity) *ambiguous = true;
+      if (std::abs(best - tolerance) < ambiguity) *ambiguous = true;
+    }
+    if (!(best > tolerance)) break;
+    chosen.push_back(order[0]);
+    const std::size_t s = chosen.size();
+    std::vector<std::vector<double>> g(s, std::vector<double>(s));
+    std::vector<double> b(s);
+    for (std::size_t a = 0; a < s; ++a) {
+      b[a] = dot(atoms[std::size_t(chosen[a])].data(), q.data(), index(d));
+      for (std::size_t c = 0; c < s; ++c)
+        g[a][c] = dot(atoms[std::size_t(chosen[a])].data(), atoms[std::size_t(chosen[c])].data(), index(d));
+    }
+    std::vector<double> next;
+    if (!solve(g, b, next)) {
+      chosen.pop_back();
+      break;
+    }
+    x = next;
+    residual = q;
+    for (std::size_t a = 0; a < s; ++a)
+      for (std::size_t c = 0; c < d; ++c) residual[c] -= x[a] * atoms[std::size_t(chosen[a])][c];
+  }
+  weights w;
+  for (std::size_t a = 0; a < chosen.size(); ++a) w.emplace_back(chosen[a], x[a]);
+  return w;
+}
+
 inline weights weigh(const policy& p, const std::vector<double>& c) {
   switch (p.which) {
-    case kind::paper: return paper(c, p.min_sum_ratio);
+    case kind::paper: return paper(c);
+    case kind::paper_guarded: return paper_guarded(c, p.min_sum_ratio);
     case kind::clamped: return clamped(c);
     case kind::top_k: return top_k(c, p.k);
     case kind::softmax: return softmax(c, p.k, p.temperature);
     case kind::sparsemax: return sparsemax(c);
+    case kind::omp: break;  // needs the helper rows: see synthesize
   }
   return {};
 }
@@ -175,6 +268,7 @@ struct result {
   /// #target_rows by d_source; rows neither copied nor synthesised stay 0.
   matrix output;
   index zero_norm_rows = 0, fallback_rows = 0, no_positive_rows = 0, inflated_rows = 0;
+  index negative_sum_rows = 0;  ///< rows whose cosine sum is negative (any policy)
   /// Missing target ids whose k-th and (k+1)-th cosines are closer than `ambiguity` (top-k and
   /// softmax only): float32 may legitimately pick either neighbour there.
   std::vector<index> ambiguous;
@@ -203,6 +297,12 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
   const std::vector<double> mean = mean_row(source, source_ids);
   std::vector<double> overlap_norm;
   for (index t : target_ids) overlap_norm.push_back(norm(helper.row(t), helper.cols));
+  // The normalised overlapping helper rows (zero for a zero row), for OMP.
+  std::vector<std::vector<double>> atoms;
+  for (std::size_t j = 0; j < target_ids.size(); ++j) {
+    atoms.emplace_back(helper.row(target_ids[j]), helper.row(target_ids[j]) + helper.cols);
+    for (double& x : atoms.back()) x = overlap_norm[j] > 0 ? x / overlap_norm[j] : 0.0;
+  }
 
   std::vector<result> results(policies.size());
   for (result& r : results) {
@@ -213,6 +313,7 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
   // What happened to each missing row under each policy; summed in row order afterwards.
   struct outcome {
     bool zero = false, fallback = false, no_positive = false, inflated = false, ambiguous = false;
+    bool negative_sum = false;
     double effective_neighbours = 0;
   };
   const index n_missing = index(missing_ids.size());
@@ -233,16 +334,26 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
                               : 0.0;
     }
     const bool no_positive = *std::max_element(c.begin(), c.end()) <= 0;
+    const bool negative_sum = std::accumulate(c.begin(), c.end(), 0.0) < 0;
     for (std::size_t q = 0; q < policies.size(); ++q) {
       const policy& p = policies[q];
       outcome& o = outcomes[std::size_t(i) * policies.size() + q];
       double* out = results[q].output.row(t);
       o.no_positive = no_positive;
+      o.negative_sum = negative_sum;
       if ((p.which == kind::top_k || p.which == kind::softmax) && ambiguity > 0 && p.k < n) {
         const std::vector<index> order = ranking(c, p.k + 1);
         o.ambiguous = c[std::size_t(order[std::size_t(p.k - 1)])] - c[std::size_t(order[std::size_t(p.k)])] < ambiguity;
       }
-      const weights w = query_norm == 0 ? weights{} : weigh(p, c);
+      weights w;
+      if (query_norm > 0 && p.which == kind::omp) {
+        std::vector<double> q(helper.row(t), helper.row(t) + helper.cols);
+        for (double& x : q) x /= query_norm;
+        w = pursue(atoms, q, p.k, p.tolerance, ambiguity, &o.ambiguous);
+        for (auto& [j, x] : w) x *= query_norm / overlap_norm[std::size_t(j)];
+      } else if (query_norm > 0) {
+        w = weigh(p, c);
+      }
       if (w.empty()) {
         (query_norm == 0 ? o.zero : o.fallback) = true;
         std::copy(mean.begin(), mean.end(), out);
@@ -271,6 +382,7 @@ inline std::vector<result> synthesize(const matrix& helper, const std::vector<in
       r.fallback_rows += o.fallback;
       r.no_positive_rows += o.no_positive;
       r.inflated_rows += o.inflated;
+      r.negative_sum_rows += o.negative_sum;
       if (o.ambiguous) r.ambiguous.push_back(t);
       r.effective_neighbours.push_back(o.effective_neighbours);
     }

@@ -220,25 +220,34 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
   return std::visit(
       [](const auto& p) -> oracle::policy {
         using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, clp::paper_weights>) return {oracle::kind::paper, 0, 0, p.min_sum_ratio};
+        if constexpr (std::is_same_v<P, clp::paper_weights>) return {oracle::kind::paper};
+        else if constexpr (std::is_same_v<P, clp::guarded_paper_weights>)
+          return {oracle::kind::paper_guarded, 0, 0, p.min_sum_ratio};
         else if constexpr (std::is_same_v<P, clp::clamped_weights>) return {oracle::kind::clamped};
         else if constexpr (std::is_same_v<P, clp::top_k_weights>) return {oracle::kind::top_k, p.k};
         else if constexpr (std::is_same_v<P, clp::softmax_weights>)
           return {oracle::kind::softmax, p.k, double(p.temperature)};
-        else return {oracle::kind::sparsemax};
+        else if constexpr (std::is_same_v<P, clp::omp_weights>) {
+          oracle::policy o{oracle::kind::omp, p.k};
+          o.tolerance = p.tolerance;
+          return o;
+        } else {
+          static_assert(std::is_same_v<P, clp::sparsemax_weights>, "a policy the oracle does not know");
+          return {oracle::kind::sparsemax};
+        }
       },
       w);
 }
 
 inline std::string name_of(const clp::weighting& w) {
-  static const char* names[] = {"paper", "clamped", "top-k", "softmax", "sparsemax"};
+  static const char* names[] = {"paper", "clamped", "top-k", "softmax", "sparsemax", "paper-guarded", "omp"};
   return names[w.index()];
 }
 
 /// One of each policy, with a small k so top-k and softmax differ from the dense policies.
 inline std::vector<clp::weighting> every_policy() {
-  return {clp::paper_weights{}, clp::clamped_weights{}, clp::top_k_weights{7}, clp::softmax_weights{7, 0.1f},
-          clp::sparsemax_weights{}};
+  return {clp::paper_weights{},      clp::clamped_weights{}, clp::top_k_weights{7}, clp::softmax_weights{7, 0.1f},
+          clp::sparsemax_weights{}, clp::guarded_paper_weights{}};
 }
 
 }  // namespace fixtures

@@ -10,6 +10,8 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -149,4 +151,111 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   CHECK((head.array() == float(sentinel)).all());
   row_major narrow = row_major::Constant(600, 39, float(sentinel));
   CHECK(error_of([&] { clp::transfer(source, helper, p.overlap, narrow); }).find("clp::synthesize_rows") == 0);
+}
+
+TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three element types, against the oracle") {
+  // An F16 embedding (the first output) with an F32 head, a double per-token bias (#vocab by 1)
+  // and a bfloat16 tied copy in a padded column-major buffer: one weighting for all of them.
+  const transfer_problem p;
+  using half_matrix = Eigen::Matrix<Eigen::half, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const oracle::matrix source_values = fixtures::rounded<Eigen::half>(p.source);
+  const oracle::matrix head_values = fixtures::rounded<float>(p.source_head);
+  const oracle::matrix bias_values = oracle::random_embeddings(500, 1, 0.3, 104);
+  const oracle::matrix copy_values = fixtures::rounded<Eigen::bfloat16>(oracle::random_embeddings(500, 9, 0.2, 105));
+  const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
+  const half_matrix source = fixtures::make<fixtures::eigen_row_major<Eigen::half>>(source_values).m;
+  const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
+  const Eigen::VectorXd bias = Eigen::Map<const Eigen::VectorXd>(bias_values.values.data(), 500);
+  auto copy = fixtures::make<fixtures::raw_buffer<Eigen::bfloat16>>(copy_values);
+  const auto options = fixtures::options(2, 64 << 10);
+  for (const auto& policy : fixtures::every_policy()) {
+    INFO("policy " << fixtures::name_of(policy));
+    half_matrix output = half_matrix::Constant(600, 40, Eigen::half(float(sentinel)));
+    row_major output_head = row_major::Constant(600, 28, float(sentinel));
+    Eigen::VectorXd output_bias = Eigen::VectorXd::Constant(600, sentinel);
+    fixtures::raw_buffer<Eigen::bfloat16> output_copy(600, 9, sentinel);
+    const auto report = clp::transfer(source, helper, p.overlap, output,
+                                      clp::matrix_pairs{{"lm_head", head, output_head},
+                                                        {"bias", bias, output_bias},
+                                                        {"encoder copy", copy.get(), output_copy.get()}},
+                                      policy, options);
+    CHECK(report.copied_rows == 230);
+    CHECK(report.synthesized_rows == 370);
+    // Each pair equals its own synthesis, bit for bit, and the oracle within its element type.
+    half_matrix alone = half_matrix::Constant(600, 40, Eigen::half(float(sentinel)));
+    Eigen::VectorXd alone_bias = Eigen::VectorXd::Constant(600, sentinel);
+    clp::synthesize_rows(source, helper, p.overlap, alone, policy, options);
+    clp::synthesize_rows(bias, helper, p.overlap, alone_bias, policy, options);
+    CHECK(fixtures::same_bits(output, alone));
+    CHECK(fixtures::same_bits(output_bias, alone_bias));
+    struct expected {
+      std::string name;
+      const oracle::matrix* source;
+      oracle::matrix got;
+      double tolerance;  // the output's element type rounding, on top of float32
+      bool per_value;    // one column: the error of each value against the largest source value
+    };
+    const auto got_of = [](const auto& m) {
+      oracle::matrix g(m.rows(), m.cols());
+      for (clp::Index r = 0; r < m.rows(); ++r)
+        for (clp::Index c = 0; c < m.cols(); ++c) g(r, c) = double(static_cast<float>(m(r, c)));
+      return g;
+    };
+    expected all[] = {{"embedding", &source_values, got_of(output), 1e-3, false},
+                      {"lm_head", &head_values, got_of(output_head), 1e-5, false},
+                      {"bias", &bias_values, got_of(output_bias), 1e-5, true},
+                      {"encoder copy", &copy_values, fixtures::values_of(output_copy, 600, 9), 8e-3, false}};
+    for (const expected& e : all) {
+      INFO("pair " << e.name);
+      const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids,
+                                           p.overlap.missing_ids, *e.source, fixtures::oracle_policy(policy), 1e-5);
+      std::vector<clp::Index> rows;
+      for (clp::Index t : p.overlap.missing_ids)
+        if (!std::binary_search(want.ambiguous.begin(), want.ambiguous.end(), t)) rows.push_back(t);
+      if (e.per_value) {
+        // A single value can cancel to nearly zero, where a relative error means nothing.
+        double largest = 0, error = 0;
+        for (double x : e.source->values) largest = std::max(largest, std::abs(x));
+        for (clp::Index t : rows) error = std::max(error, std::abs(e.got(t, 0) - want.output(t, 0)));
+        CHECK(error <= e.tolerance * largest);
+      } else {
+        CHECK(fixtures::max_relative_row_error(e.got, want.output, rows) <= e.tolerance);
+      }
+      // Copied rows are exact (the output holds the source's element type).
+      std::size_t copy_mismatches = 0;
+      for (std::size_t i = 0; i < p.overlap.target_ids.size(); ++i)
+        for (clp::Index c = 0; c < e.got.cols; ++c)
+          copy_mismatches += e.got(p.overlap.target_ids[i], c) != (*e.source)(p.overlap.source_ids[i], c);
+      CHECK(copy_mismatches == 0);
+    }
+  }
+}
+
+TEST_CASE("transfer with matrix_pairs: errors name the pair, and nothing is written") {
+  const transfer_problem p;
+  const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
+  const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
+  const Eigen::VectorXf bias = Eigen::VectorXf::Ones(500);
+  row_major output = row_major::Constant(600, 40, float(sentinel));
+  Eigen::VectorXf short_bias = Eigen::VectorXf::Constant(599, float(sentinel));
+  const std::string rows = error_of([&] {
+    clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{{"cls.predictions.bias", bias, short_bias}});
+  });
+  CHECK(rows.find("clp::transfer") == 0);
+  CHECK(rows.find("'cls.predictions.bias output' has 599 rows but 'helper' has 600") != std::string::npos);
+  const Eigen::VectorXf few = Eigen::VectorXf::Ones(100);
+  Eigen::VectorXf out_bias = Eigen::VectorXf::Constant(600, float(sentinel));
+  const std::string ids = error_of([&] {
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::matrix_pairs{{"final_logits_bias", few, out_bias}},
+                         clp::top_k_weights{5});
+  });
+  CHECK(ids.find("clp::synthesize_rows") == 0);
+  CHECK(ids.find("is outside the 100 rows of 'final_logits_bias source'") != std::string::npos);
+  CHECK((output.array() == float(sentinel)).all());
+  CHECK((out_bias.array() == float(sentinel)).all());
+  // An empty list is the plain call.
+  row_major plain = row_major::Constant(600, 40, float(sentinel));
+  clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{}, clp::top_k_weights{5});
+  clp::transfer(source, helper, p.overlap, plain, clp::top_k_weights{5});
+  CHECK(fixtures::same_bits(output, plain));
 }

@@ -293,6 +293,19 @@ TEST_CASE("intersect_vocabularies: target_rows adds padding rows to the missing 
   CHECK(padded.target_vocab_size == 2);
 }
 
+TEST_CASE("intersect_vocabularies: unnamed_ids are the missing rows no token names") {
+  const std::vector<std::string> source{"a", "b"};
+  const std::vector<std::pair<std::string, int>> target{{"b", 0}, {"q", 2}, {"a", 4}};
+  const auto derived = clp::intersect_vocabularies(source, target);
+  CHECK(derived.missing_ids == std::vector<clp::Index>{1, 2, 3});
+  CHECK(derived.unnamed_ids == std::vector<clp::Index>{1, 3});  // "q" names 2
+  const auto padded = clp::intersect_vocabularies(source, target, {2, 8, {}});
+  CHECK(padded.missing_ids == std::vector<clp::Index>{1, 2, 3, 5, 6, 7});
+  CHECK(padded.unnamed_ids == std::vector<clp::Index>{1, 3, 5, 6, 7});
+  const std::vector<std::string> dense{"b", "x", "a"};
+  CHECK(clp::intersect_vocabularies(source, dense).unnamed_ids.empty());
+}
+
 TEST_CASE("intersect_vocabularies: ids outside the matrices are errors naming the token") {
   const std::vector<std::string> source{"a", "b", "c"};
   const std::vector<std::pair<std::string, int>> target{{"a", 0}, {"c", 7}};

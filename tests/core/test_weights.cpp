@@ -124,21 +124,49 @@ TEST_CASE("paper_weights: cos / sum cos, as published") {
   CHECK(sum_of(w) == doctest::Approx(1.0).epsilon(1e-6));
 }
 
-TEST_CASE("paper_weights: the guard falls back when the cosine sum is not safely positive") {
+TEST_CASE("paper_weights: a negative cosine sum divides too, as published; only a zero sum falls back") {
+  bool ok = false;
+  // All negative: positive weights adding up to one.
+  const std::vector<float> negative{-0.5f, -0.25f, -0.25f};
+  const auto w = dense(clp::paper_weights{}, negative, &ok);
+  REQUIRE(ok);
+  CHECK(max_abs_difference(w, spread(oracle::paper(as_double(negative)), 3)) <= 1e-7);
+  CHECK(max_abs_difference(w, {0.5, 0.25, 0.25}) <= 1e-7);
+  // Mixed, negative sum: the weights flip sign against the cosines.
+  const auto flipped = dense(clp::paper_weights{}, {0.25f, -0.5f}, &ok);
+  REQUIRE(ok);
+  CHECK(max_abs_difference(flipped, {-1.0, 2.0}) <= 1e-7);
+  // A tiny sum inflates the row but stays finite.
+  const auto inflated = dense(clp::paper_weights{}, {0.5f, -0.49996f}, &ok);
+  REQUIRE(ok);
+  CHECK(std::abs(inflated[0]) > 1e4);
+  CHECK(max_abs_difference(inflated, spread(oracle::paper({0.5, double(-0.49996f)}), 2)) <= 1e-3 * std::abs(inflated[0]));
+  // Nothing similar at all, or a sum of exactly zero: the fallback.
+  dense(clp::paper_weights{}, {0.0f, 0.0f, 0.0f}, &ok);
+  CHECK_FALSE(ok);
+  dense(clp::paper_weights{}, {0.25f, -0.25f}, &ok);
+  CHECK_FALSE(ok);
+  CHECK(oracle::paper({0.25, -0.25}).empty());
+}
+
+TEST_CASE("guarded_paper_weights: the guard falls back when the cosine sum is not safely positive") {
   bool ok = true;
-  dense(clp::paper_weights{}, {0.25f, -0.5f}, &ok);  // negative sum
+  dense(clp::guarded_paper_weights{}, {0.25f, -0.5f}, &ok);  // negative sum
   CHECK_FALSE(ok);
-  dense(clp::paper_weights{}, {0.0f, 0.0f, 0.0f}, &ok);  // nothing similar at all
+  dense(clp::guarded_paper_weights{}, {0.0f, 0.0f, 0.0f}, &ok);  // nothing similar at all
   CHECK_FALSE(ok);
-  dense(clp::paper_weights{}, {0.5f, -0.49996f}, &ok);  // sum 4e-5 <= 1e-4 * sum |cos|
+  dense(clp::guarded_paper_weights{}, {0.5f, -0.49996f}, &ok);  // sum 4e-5 <= 1e-4 * sum |cos|
   CHECK_FALSE(ok);
-  CHECK(oracle::paper({0.5, double(-0.49996f)}).empty());
-  dense(clp::paper_weights{}, {0.5f, -0.4998f}, &ok);  // sum 2e-4 > 1e-4 * sum |cos|: weights of about 5000
+  CHECK(oracle::paper_guarded({0.5, double(-0.49996f)}).empty());
+  dense(clp::guarded_paper_weights{}, {0.5f, -0.4998f}, &ok);  // sum 2e-4 > 1e-4 * sum |cos|: weights of about 5000
   CHECK(ok);
-  dense(clp::paper_weights{0.5}, {0.5f, -0.2f}, &ok);  // a stricter ratio: 0.3 <= 0.5 * 0.7
+  dense(clp::guarded_paper_weights{0.5}, {0.5f, -0.2f}, &ok);  // a stricter ratio: 0.3 <= 0.5 * 0.7
   CHECK_FALSE(ok);
-  dense(clp::paper_weights{0.2}, {0.5f, -0.2f}, &ok);
+  dense(clp::guarded_paper_weights{0.2}, {0.5f, -0.2f}, &ok);
   CHECK(ok);
+  // Where the sum is safely positive it is the published computation.
+  const std::vector<float> c{0.5f, 0.25f, -0.125f, 0.375f};
+  CHECK(max_abs_difference(dense(clp::guarded_paper_weights{}, c), dense(clp::paper_weights{}, c)) == 0.0);
 }
 
 TEST_CASE("clamped_weights: negative cosines get no weight; no positive cosine falls back") {
@@ -287,6 +315,7 @@ TEST_CASE("sparsemax_weights: all-negative rows, one clear winner, equal cosines
 
 TEST_CASE("make_weighting: names, parameters and errors") {
   CHECK(std::holds_alternative<clp::paper_weights>(clp::make_weighting("paper")));
+  CHECK(std::holds_alternative<clp::guarded_paper_weights>(clp::make_weighting("paper-guarded")));
   CHECK(std::holds_alternative<clp::clamped_weights>(clp::make_weighting("clamped")));
   CHECK(std::holds_alternative<clp::sparsemax_weights>(clp::make_weighting("sparsemax")));
   const auto top = clp::make_weighting("top-k", 25);
@@ -336,6 +365,7 @@ struct custom_neighbours {
 
 TEST_CASE("is_weighting_policy: every shipped policy and a custom one, and not the shapes that are not") {
   static_assert(clp::is_weighting_policy_v<clp::paper_weights>);
+  static_assert(clp::is_weighting_policy_v<clp::guarded_paper_weights>);
   static_assert(clp::is_weighting_policy_v<clp::clamped_weights>);
   static_assert(clp::is_weighting_policy_v<clp::top_k_weights>);
   static_assert(clp::is_weighting_policy_v<clp::softmax_weights>);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal: the largest entry of a row, over independent lanes so the compiler vectorises it,
-// and the median of a list. (The sums a dense policy needs are clp::statistics_of, in
-// <clp/weights.hpp>.)
+// Internal: the largest entry and the sum of a row, and its largest absolute value, over
+// independent lanes so the compiler vectorises them, and the median of a list. (The sums a
+// dense policy needs are clp::statistics_of, in <clp/weights.hpp>.)
 
 #include <clp/matrix_view.hpp>
 
@@ -15,15 +15,37 @@
 
 namespace clp::detail {
 
-inline float max_of(const float* x, Index n) {
-  constexpr int lanes = 16;
-  float lane[lanes];
-  std::fill(lane, lane + lanes, -std::numeric_limits<float>::infinity());
+/// The largest entry and the sum (in double, over fixed lanes added in order: a function of
+/// the row alone) of x[0..n).
+inline void max_and_sum(const float* x, Index n, float& max, double& sum) {
+  constexpr int lanes = 8;
+  float top[lanes];
+  double total[lanes] = {};
+  std::fill(top, top + lanes, -std::numeric_limits<float>::infinity());
   Index j = 0;
   for (; j + lanes <= n; j += lanes)
-    for (int l = 0; l < lanes; ++l) lane[l] = std::max(lane[l], x[j + l]);
-  for (; j < n; ++j) lane[0] = std::max(lane[0], x[j]);
-  return *std::max_element(lane, lane + lanes);
+    for (int l = 0; l < lanes; ++l) {
+      top[l] = std::max(top[l], x[j + l]);
+      total[l] += double(x[j + l]);
+    }
+  for (int l = 0; j < n; ++j, ++l) {
+    top[l] = std::max(top[l], x[j]);
+    total[l] += double(x[j]);
+  }
+  max = *std::max_element(top, top + lanes);
+  sum = 0;
+  for (double t : total) sum += t;
+}
+
+/// The largest |x_j| of x[0..n), 0 for an empty row.
+inline float max_abs_of(const float* x, Index n) {
+  constexpr int lanes = 16;
+  float top[lanes] = {};
+  Index j = 0;
+  for (; j + lanes <= n; j += lanes)
+    for (int l = 0; l < lanes; ++l) top[l] = std::max(top[l], std::abs(x[j + l]));
+  for (; j < n; ++j) top[0] = std::max(top[0], std::abs(x[j]));
+  return *std::max_element(top, top + lanes);
 }
 
 /// The median (the upper one for an even count); 0 for an empty list.
