@@ -60,6 +60,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["overlap_share_of_target"] = overlap.share_of_target();
   json["missing"] = outcome.missing();
   json["matching"] = matching_json(outcome.matching);
+  json["padding_rows"] = report.padding_rows;  // of the missing rows; not in the counts below
   json["degenerate_rows"] = report.degenerate_rows();
   json["zero_norm_rows"] = report.zero_norm_rows;
   json["fallback_rows"] = report.fallback_rows;
@@ -105,6 +106,9 @@ inline void print_summary(const transfer_outcome& outcome) {
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
                how.c_str());
   print_matching_summary(outcome.matching);
+  if (report.padding_rows > 0)
+    std::fprintf(stderr, "  padding rows       %td of them (no token names them; not counted below)\n",
+                 report.padding_rows);
   if (clp)
     std::fprintf(stderr,
                  "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"

@@ -51,23 +51,16 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
   return source.embedding.visit([&](auto source_view) {
     using T = typename decltype(source_view)::value_type;
     return models.helper.embedding.visit([&](auto helper_view) {
-      if (source.transferred.empty())
-        return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), args.weighting.policy,
-                             options);
-      // TODO(lib2): one call with clp::matrix_pairs, so that the weights are computed once. Until
-      // the list form is on main, one call per transferred tensor (each rewrites the embedding's
-      // rows with the same values); the report is the first call's.
-      synthesis_report report;
-      for (std::size_t i = 0; i < source.transferred.size(); ++i) {
-        const synthesis_report one = source.transferred[i].source.visit([&](auto tensor_view) {
-          return visit_output(out.transferred[i], [&](auto output_view) {
-            return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(),
-                                 clp::untied_head{tensor_view, output_view}, args.weighting.policy, options);
+      // One call for all pairs: the weights are computed once and applied to each.
+      clp::matrix_pairs more;
+      for (std::size_t i = 0; i < source.transferred.size(); ++i)
+        source.transferred[i].source.visit([&](auto tensor_view) {
+          visit_output(out.transferred[i], [&](auto output_view) {
+            more.emplace_back(source.transferred[i].entry.name, tensor_view, output_view);
           });
         });
-        if (i == 0) report = one;
-      }
-      return report;
+      return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), more, args.weighting.policy,
+                           options);
     });
   });
 }
@@ -93,6 +86,7 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
   report.overlap = overlap.size();
   report.copied_rows = keep_overlap ? overlap.size() : 0;
   report.synthesized_rows = keep_overlap ? Index(overlap.missing_ids.size()) : out.embedding.rows();
+  report.padding_rows = Index(overlap.unnamed_ids.size());
   return report;
 }
 
