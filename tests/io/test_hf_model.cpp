@@ -86,6 +86,11 @@ TEST_CASE("a sharded model folder: index plus three shards") {
     check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
                 {"not a file name"});
   }
+  SUBCASE("a shard name with a line break (found by the fuzzer: the message took two lines)") {
+    write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1\nsafetensors"}})");
+    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
+                {"\"s-1\\nsafetensors\" is not a file name"});
+  }
   SUBCASE("a shard name with a NUL, which open() would cut short") {
     write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1.safetensors\u0000.x"}})");
     check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",

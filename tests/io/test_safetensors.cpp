@@ -382,6 +382,13 @@ TEST_CASE("I/O errors are clp::errors, caught with the library's") {
   CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::error);
 }
 
+TEST_CASE("a file name with a line break is quoted, so the message stays one line") {
+  temp_dir dir;
+  const std::string message = error_of([&] { safetensors_file{dir / "two\nlines"}; });
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message.rfind("\"" + dir.path.string() + "/two\\nlines\": cannot open", 0) == 0);
+}
+
 TEST_CASE("strict layout: the tensors tile the data section exactly, as the reference validate()") {
   temp_dir dir;
   const auto file = dir / "strict.safetensors";

@@ -506,8 +506,10 @@ class model_folder {
                                       ", not a file name");
       const std::string name = shard.get<std::string>();
       // Shards live in the folder itself; a path here would reach outside it. A NUL would
-      // end the name early at open(): another file than the one named.
-      if (name.empty() || name == "." || name == ".." || name.find_first_of(std::string("/\0", 2)) != std::string::npos)
+      // end the name early at open(): another file than the one named. No shard's name holds
+      // a control character (a line break in it would break the one-line messages).
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+          std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
         detail::fail(index_path_, "shard " + detail::quoted_name(name) + " is not a file name");
       if (std::find(shard_names.begin(), shard_names.end(), name) == shard_names.end()) shard_names.push_back(name);
     }

@@ -55,14 +55,23 @@ class error : public clp::error {
 
 namespace detail {
 
+/// A name or token as a JSON string literal: quoted, with control characters escaped, so
+/// that names holding spaces or newlines stay unambiguous in one-line messages.
+/// @param[in] text  UTF-8 text (invalid bytes are replaced, not rejected)
+inline std::string quoted_name(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 /// Throws io::error("<path>: <problem>"), flattening line breaks so that the message stays
-/// on one line however it was assembled.
+/// on one line however it was assembled. A path that holds a line break itself is written
+/// quoted, with the break escaped, rather than changed.
 /// @param[in] path     file the problem is about
 /// @param[in] problem  what is wrong
 [[noreturn]] inline void fail(const std::filesystem::path& path, std::string problem) {
   std::replace_if(
       problem.begin(), problem.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  throw error(path.string() + ": " + problem);
+  const std::string where = path.string();
+  throw error((where.find_first_of("\n\r") == std::string::npos ? where : quoted_name(where)) + ": " + problem);
 }
 
 /// A JSON library exception as one line naming `path`: the parser's own text (which gives
@@ -80,13 +89,6 @@ namespace detail {
 /// `problem` followed by the text of the current errno, for failed system calls.
 /// @param[in] problem  what was being attempted
 inline std::string with_errno(const std::string& problem) { return problem + ": " + std::strerror(errno); }
-
-/// A name or token as a JSON string literal: quoted, with control characters escaped, so
-/// that names holding spaces or newlines stay unambiguous in one-line messages.
-/// @param[in] text  UTF-8 text (invalid bytes are replaced, not rejected)
-inline std::string quoted_name(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 /// A JSON value as compact text for a message, cut to about 60 characters so that a huge
 /// value cannot flood the line. Arrays and objects are only named: dump() recurses, and a
