@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +26,10 @@ inline void run_overlap(const std::filesystem::path& a, const std::filesystem::p
   const token_matching matching = [&] {
     try {
       return match_tokens(ta, tb, match, options);
+    } catch (const io::error&) {
+      throw;  // names its file already
     } catch (const clp::error& e) {
-      throw std::runtime_error(a.string() + " and " + b.string() + ": " + e.what());
+      throw io::error(a.string() + " and " + b.string() + ": " + e.what());
     }
   }();
   print_matching_warnings(matching);
