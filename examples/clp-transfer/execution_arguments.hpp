@@ -5,8 +5,9 @@
 #include <clp/execution.hpp>
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
+
+#include "usage_error.hpp"
 
 namespace clp::program {
 
@@ -16,10 +17,9 @@ struct execution_arguments {
 
   /// Throws naming the option for a value out of range.
   void check() const {
-    if (threads < 0)
-      throw std::runtime_error("--threads must be 0 (all cores) or more, not " + std::to_string(threads));
+    if (threads < 0) throw usage_error("--threads must be 0 (all cores) or more, not " + std::to_string(threads));
     if (!(tile_mb > 0) || !(tile_mb <= 1 << 20))
-      throw std::runtime_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
+      throw usage_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
   }
 
   clp::execution_options options() const { return {threads, static_cast<std::size_t>(tile_mb * double(1 << 20))}; }

@@ -58,15 +58,15 @@ inline void run_similarity(const similarity_arguments& args) {
   const Index rows = va.size;
   for (const embedding_matrix* e : {&ea, &eb}) {
     if (e->rows() < rows)
-      throw std::runtime_error(e->description() + ": " + std::to_string(e->rows()) + " rows for " +
-                               std::to_string(rows) + " token ids");
+      throw io::error(e->description() + ": " + std::to_string(e->rows()) + " rows for " + std::to_string(rows) +
+                      " token ids");
     // knn_overlap screens the token rows; a NaN in padding still means a broken checkpoint.
     std::vector<Index> padding;
     for (Index r = rows; r < e->rows(); ++r) padding.push_back(r);
     e->require_finite(padding, args.execution.threads);
   }
   if (args.sample < 0 || args.sample > rows)
-    throw std::runtime_error("--sample must be between 1 and the " + std::to_string(rows) + " tokens");
+    throw usage_error("--sample must be between 1 and the " + std::to_string(rows) + " tokens");
 
   knn_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();

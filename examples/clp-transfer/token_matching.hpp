@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "io/hf_model.hpp"
 #include "special_tokens.hpp"
 #include "tokenizer_spelling.hpp"
+#include "usage_error.hpp"
 
 namespace clp::program {
 
@@ -44,7 +44,7 @@ struct match_arguments {
 inline match_arguments parse_match(const std::string& name, bool given) {
   if (name == "bytes") return {clp::token_match::bytes, given};
   if (name == "exact") return {clp::token_match::exact, given};
-  throw std::runtime_error("--match must be bytes or exact, not '" + name + "'");
+  throw usage_error("--match must be bytes or exact, not '" + name + "'");
 }
 
 /// "bytes" or "exact".
@@ -59,35 +59,86 @@ struct tokenizer_reading {
 
 namespace detail {
 
+/// Stops a SAX parse at the top-level "model" key's value, noting whether it is an object.
+class model_object_finder final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool found = false;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    found = model_next_;
+    ++depth_;
+    return !found;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return value();
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& key) override {
+    model_next_ = depth_ == 1 && key == "model";
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override { return false; }
+
+ private:
+  bool value() {
+    model_next_ = false;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return value();
+  }
+  std::size_t depth_ = 0;
+  bool model_next_ = false;
+};
+
 /// Whether `file` (not named tokenizer.json, vocab.json or encoder.json) is a tokenizer.json:
 /// an object whose "model" is an object. vocab.json files map tokens to integers (and may
-/// well hold the token "model").
+/// well hold the token "model"). The file is scanned up to that "model", not parsed whole.
 inline bool is_tokenizer_json(const std::filesystem::path& file) {
   if (file.filename() == "tokenizer.json") return true;
   if (file.filename() == "vocab.json" || file.filename() == "encoder.json") return false;
-  std::ifstream in(file);
-  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
-  return document.is_object() && document.contains("model") && document["model"].is_object();
+  std::ifstream in(file, std::ios::binary);
+  model_object_finder finder;
+  nlohmann::json::sax_parse(in, &finder);
+  return finder.found;
+}
+
+/// The vocabulary and spelling of a tokenizer.json, read in one pass.
+inline tokenizer_reading read_tokenizer_json_file(const std::filesystem::path& file) {
+  io::tokenizer_json_contents contents = io::read_tokenizer_json_contents(file);
+  return {file, std::move(contents.vocabulary), spelling_from_declarations(contents.declarations)};
+}
+
+/// The vocabulary and spelling of a vocab.json or encoder.json (any file of token -> id).
+inline tokenizer_reading read_vocab_file(const std::filesystem::path& file) {
+  return {file, io::read_vocab_json(file), spelling_of_vocab_file(file)};
 }
 
 }  // namespace detail
 
 /// The vocabulary and spelling of the tokenizer at `path`: a model folder (its tokenizer.json,
 /// else its vocab.json), a tokenizer.json, or a vocab.json / encoder.json (any file of
-/// token -> id). Throws naming the file when it cannot be read.
+/// token -> id). Each file is read once. Throws naming the file when it cannot be read.
 /// @param[in] path  model folder or tokenizer file
 inline tokenizer_reading read_tokenizer(const std::filesystem::path& path) {
-  tokenizer_reading reading;
   if (std::filesystem::is_directory(path)) {
-    reading.vocabulary = io::read_vocabulary(path);
-    reading.file = std::filesystem::exists(path / "tokenizer.json") ? path / "tokenizer.json" : path / "vocab.json";
-  } else {
-    if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
-    reading.file = path;
-    reading.vocabulary = detail::is_tokenizer_json(path) ? io::read_tokenizer_json(path) : io::read_vocab_json(path);
+    if (std::filesystem::exists(path / "tokenizer.json"))
+      return detail::read_tokenizer_json_file(path / "tokenizer.json");
+    if (std::filesystem::exists(path / "vocab.json")) return detail::read_vocab_file(path / "vocab.json");
+    io::detail::fail(path, "no tokenizer.json or vocab.json to read the vocabulary from");
   }
-  reading.spelling = read_tokenizer_spelling(reading.file);
-  return reading;
+  if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
+  return detail::is_tokenizer_json(path) ? detail::read_tokenizer_json_file(path) : detail::read_vocab_file(path);
 }
 
 /// Which helper tokens take which source rows, and what decided it.
@@ -152,8 +203,8 @@ inline token_matching match_tokens(const tokenizer_reading& source, const tokeni
          {std::tuple(source_kind, &source.file, &source_why), std::tuple(helper_kind, &helper.file, &helper_why)}) {
       if (kind) continue;
       if (asked.given)
-        throw std::runtime_error(file->string() + ": spelling unknown (" + *why +
-                                 "); --match bytes needs it (--match exact matches token strings)");
+        io::detail::fail(
+            *file, "spelling unknown (" + *why + "); --match bytes needs it (--match exact matches token strings)");
       result.warnings.push_back(file->string() + ": spelling unknown (" + *why + "); matching exactly");
     }
     if (source_kind && helper_kind) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -264,23 +263,12 @@ inline constexpr std::array<std::string_view, 14> byte_level_tokenizer_classes =
 
 namespace detail {
 
-/// Parses the declarations of a tokenizer.json, dropping model.vocab, model.merges and
-/// added_tokens as they are read, so that a 250k-token file costs a scan, not a DOM.
+/// Parses the declarations of a tokenizer.json, skipping model.vocab, model.merges and
+/// added_tokens as they are read, so that a 250k-token file costs a scan, not a DOM (see
+/// io::read_tokenizer_declarations).
 /// @param[in] file  tokenizer.json
 inline nlohmann::json read_declarations(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) io::detail::fail(file, io::detail::with_errno("cannot open"));
-  const nlohmann::json::parser_callback_t drop_vocabulary = [](int depth, nlohmann::json::parse_event_t event,
-                                                               nlohmann::json& parsed) {
-    if (event != nlohmann::json::parse_event_t::key) return true;
-    if (depth == 1) return parsed != "added_tokens";
-    return depth != 2 || (parsed != "vocab" && parsed != "merges");
-  };
-  try {
-    return nlohmann::json::parse(in, drop_vocabulary);
-  } catch (const nlohmann::json::parse_error& error) {
-    io::detail::fail(file, std::string("not valid JSON (") + error.what() + ")");
-  }
+  return io::read_tokenizer_declarations(file);
 }
 
 /// The spelling of a vocab.json or encoder.json, which declares none itself; see

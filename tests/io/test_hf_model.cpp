@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -420,4 +422,150 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
     check_error(error_of([&] { io::config_hidden_size(nlohmann::ordered_json::array(), file); }), file,
                 {"not a JSON object"});
   }
+}
+
+namespace {
+
+/// What a whole parse of a tokenizer.json says read_tokenizer_json_contents should give: the
+/// declarations are the document less model.vocab, model.merges and added_tokens; the
+/// vocabulary is model.vocab (object: token -> id; array: id = position) plus added_tokens.
+struct whole_parse {
+  std::map<std::string, std::int64_t> ids;
+  nlohmann::json declarations;
+
+  explicit whole_parse(const std::string& text) : declarations(nlohmann::json::parse(text)) {
+    nlohmann::json& model = declarations["model"];
+    if (model["vocab"].is_array())
+      for (std::size_t i = 0; i < model["vocab"].size(); ++i)
+        ids[model["vocab"][i][0].get<std::string>()] = std::int64_t(i);
+    else
+      for (const auto& [token, id] : model["vocab"].items()) ids[token] = id.get<std::int64_t>();
+    for (const nlohmann::json& added : declarations.value("added_tokens", nlohmann::json::array()))
+      ids[added["content"].get<std::string>()] = added["id"].get<std::int64_t>();
+    model.erase("vocab");
+    model.erase("merges");
+    declarations.erase("added_tokens");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tokenizer.json in one pass: the vocabulary and declarations a whole parse finds") {
+  temp_dir dir;
+  const auto tokenizer = dir / "tokenizer.json";
+  const std::vector<std::string> documents = {
+      // Hugging Face's key order; merges as strings; a post_processor whose own "vocab" and
+      // "merges" are not the model's and stay.
+      R"({"version": "1.0", "truncation": null, "added_tokens": [{"id": 3, "content": "<s>", "special": true},
+          {"id": 4, "content": "<pad>"}], "normalizer": {"type": "NFC"},
+          "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\s+"}},
+                                                                  {"type": "ByteLevel", "add_prefix_space": false}]},
+          "post_processor": {"type": "TemplateProcessing", "vocab": [1, 2], "merges": {"x": [true, null, -1.5]}},
+          "decoder": {"type": "ByteLevel"},
+          "model": {"type": "BPE", "dropout": null, "byte_fallback": false, "vocab": {"a": 0, "b": 1, "<s>": 3,
+                    "\u0120a\u00e9": 2}, "merges": [["a", "b"], ["\u0120", "a"]], "continuing_subword_prefix": ""}})",
+      // The model's keys in another order, model.type after model.vocab; a Unigram vocabulary
+      // with extra fields in an entry; merges that are an object (skipped whatever they are).
+      R"({"model": {"vocab": [["<unk>", 0.0], ["\u2581the", -2.5, "extra", [1]], ["s", -3]], "unk_id": 0,
+                    "merges": {"deep": [[[]]]}, "type": "Unigram"},
+          "decoder": {"type": "Metaspace", "replacement": "\u2581"}, "added_tokens": []})",
+      // WordPiece, no added_tokens, nothing else.
+      R"({"model": {"type": "WordPiece", "continuing_subword_prefix": "##", "vocab": {"[UNK]": 0, "##s": 1}}})"};
+  for (const std::string& text : documents) {
+    INFO(text);
+    write_file(tokenizer, text);
+    const whole_parse expected(text);
+    const io::tokenizer_json_contents contents = io::read_tokenizer_json_contents(tokenizer);
+    CHECK(std::map<std::string, std::int64_t>(contents.vocabulary.ids.begin(), contents.vocabulary.ids.end()) ==
+          expected.ids);
+    std::int64_t highest = 0;
+    for (const auto& entry : expected.ids) highest = std::max(highest, entry.second);
+    CHECK(contents.vocabulary.size == highest + 1);
+    CHECK(contents.declarations == expected.declarations);
+    CHECK(io::read_tokenizer_json(tokenizer).ids == contents.vocabulary.ids);
+    CHECK(io::read_tokenizer_declarations(tokenizer) == expected.declarations);
+  }
+}
+
+TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as the whole parse refused it") {
+  temp_dir dir;
+  const auto tokenizer = dir / "tokenizer.json";
+  const auto error_for = [&](const std::string& text) {
+    write_file(tokenizer, text);
+    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+  };
+  const auto bpe = [](const std::string& vocab) { return R"({"model": {"type": "BPE", "vocab": )" + vocab + "}}"; };
+  const auto unigram = [](const std::string& vocab) {
+    return R"({"model": {"type": "Unigram", "vocab": )" + vocab + "}}";
+  };
+
+  SUBCASE("ids that are not integers, whatever their JSON type") {
+    check_error(error_for(bpe(R"({"a": 0, "b": []})")), tokenizer, {"token \"b\" has id [], not an integer"});
+    check_error(error_for(bpe(R"({"a": 0, "b": [0]})")), tokenizer, {"token \"b\" has id an array, not an integer"});
+    check_error(error_for(bpe(R"({"b": {}, "a": 0})")), tokenizer, {"token \"b\" has id {}, not an integer"});
+    check_error(error_for(bpe(R"({"b": {"x": 1}})")), tokenizer, {"token \"b\" has id an object, not an integer"});
+    check_error(error_for(bpe(R"({"b": 1.5})")), tokenizer, {"token \"b\" has id 1.5, not an integer"});
+    check_error(error_for(bpe(R"({"b": null})")), tokenizer, {"token \"b\" has id null, not an integer"});
+    check_error(error_for(bpe(R"({"b": true})")), tokenizer, {"token \"b\" has id true, not an integer"});
+  }
+  SUBCASE("Unigram entries that are not [piece, score] pairs, by position") {
+    for (const char* bad : {"5", "[]", "{\"p\": 1}", "[1, \"b\"]", "[[\"b\"], 0]", "[{}, 0]", "null"})
+      check_error(error_for(unigram(std::string(R"([["a", 0], )") + bad + R"(, ["c", 0]])")), tokenizer,
+                  {"model.vocab[1] is not a [piece, score] pair"});
+  }
+  SUBCASE("a token given twice in model.vocab (a whole parse kept the last silently)") {
+    check_error(error_for(bpe(R"({"a": 0, "b": 1, "a": 2})")), tokenizer,
+                {"token \"a\" has id 2 but already has id 0"});
+    check_error(error_for(bpe(R"({"a": 0, "a": 0})")), tokenizer, {"token \"a\" has id 0 but already has id 0"});
+    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "vocab": {"b": 0}}})"), tokenizer,
+                {"key \"vocab\" appears twice in model"});
+    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "model": {"type": "BPE"}})"), tokenizer,
+                {"key \"model\" appears twice"});
+  }
+  SUBCASE("the order of refusals: syntax first, then the model's type and shape, then the entries") {
+    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}, "x": })"), tokenizer, {"not valid JSON"});
+    check_error(error_for(R"({"model": {"vocab": {"a": -1}, "type": "Magic"}})"), tokenizer,
+                {"unsupported tokenizer model type \"Magic\""});
+    check_error(error_for(unigram(R"({"a": -1})")), tokenizer, {"model.vocab of a Unigram model is not an array"});
+    check_error(error_for(bpe(R"([["a", 0]])")), tokenizer, {"model.vocab is not an object of token -> id"});
+    check_error(error_for(bpe("null")), tokenizer, {"model.vocab is not an object of token -> id"});
+    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": 0}]})"), tokenizer,
+                {"added_tokens holds an entry without \"id\" and \"content\""});
+  }
+  SUBCASE("nesting deeper than 1000 levels, in the vocabulary, the merges or the declarations") {
+    const std::string deep = std::string(1001, '[') + std::string(1001, ']');
+    check_error(error_for(bpe(R"({"a": )" + deep + "}")), tokenizer, {"nested deeper than 1000 levels"});
+    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": )" + deep + "}}"), tokenizer,
+                {"nested deeper than 1000 levels"});
+    check_error(error_for(R"({"truncation": )" + deep + R"(, "model": {"type": "BPE", "vocab": {"a": 0}}})"), tokenizer,
+                {"nested deeper than 1000 levels"});
+    // 1000 levels in all are read (the object holding "x" is the first).
+    const std::string limit = std::string(999, '[') + std::string(999, ']');
+    write_file(tokenizer, R"({"x": )" + limit + R"(, "model": {"type": "BPE", "vocab": {"a": 0}}})");
+    CHECK(io::read_tokenizer_json_contents(tokenizer).declarations["x"].is_array());
+  }
+  SUBCASE("ids far apart: two tokens with one id are found however far it is from the others") {
+    std::string vocab = R"({"x": 5000)";
+    for (int id = 0; id < 1000; ++id) vocab += ", \"t" + std::to_string(id) + "\": " + std::to_string(id);
+    check_error(error_for(bpe(vocab + R"(, "y": 5000})")), tokenizer, {"tokens \"x\" and \"y\" both have id 5000"});
+    write_file(tokenizer, bpe(vocab + R"(, "y": 9223372036854775806})"));
+    const io::token_vocabulary vocabulary = io::read_tokenizer_json(tokenizer);
+    CHECK(vocabulary.ids.size() == 1002);
+    CHECK(vocabulary.size == INT64_MAX);
+  }
+}
+
+TEST_CASE("read_tokenizer_declarations reads any JSON, without checking a vocabulary") {
+  temp_dir dir;
+  const auto file = dir / "tokenizer.json";
+  write_file(file, R"({"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": -1, "a": []}},
+                      "added_tokens": 7})");
+  CHECK(io::read_tokenizer_declarations(file) == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
+                                                                         "model": {"type": "BPE"}})"));
+  write_file(file, R"([{"model": {"vocab": 1}}, 2])");
+  CHECK(io::read_tokenizer_declarations(file) == nlohmann::json::parse(R"([{"model": {"vocab": 1}}, 2])"));
+  write_file(file, R"({"model": {"merges": 9e999}})");
+  check_error(error_of([&] { io::read_tokenizer_declarations(file); }), file, {"not valid JSON", "number overflow"});
+  check_error(error_of([&] { io::read_tokenizer_declarations(dir / "absent.json"); }), dir / "absent.json",
+              {"cannot open"});
 }

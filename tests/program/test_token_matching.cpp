@@ -354,3 +354,20 @@ TEST_CASE("a spelling that cannot be told: a warning and exact matching; an erro
     CHECK(result.err.empty());
   }
 }
+
+TEST_CASE("--match bytes on a spelling that cannot be told: the error is the tokenizer's own line, not wrapped") {
+  workspace ws = gpt2_workspace();
+  const fs::path tokenizer = ws.pair.helper.folder / "tokenizer.json";
+  nlohmann::ordered_json declarations = read_json(tokenizer);
+  declarations["pre_tokenizer"] = nullptr;
+  declarations["decoder"] = nullptr;
+  write_file(tokenizer, declarations.dump());
+  const std::string expected = "clp-transfer: error: " + tokenizer.string() + ": spelling unknown (";
+  const program_result transfer = run_program(ws.transfer({"--match", "bytes", "--quiet"}));
+  CHECK(transfer.exit_status == 1);
+  CHECK(transfer.err.rfind(expected, 0) == 0);
+  const program_result overlap =
+      run_program({"overlap", ws.pair.source.folder.string(), tokenizer.string(), "--match", "bytes"});
+  CHECK(overlap.exit_status == 1);
+  CHECK(overlap.err.rfind(expected, 0) == 0);
+}

@@ -2,15 +2,19 @@
 // tokenizers of six families and on small hand-written ones for each rule.
 #include "tokenizer_spelling.hpp"
 
+#include <cstdint>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "spelling/real_tokenizers.hpp"
+#include "token_matching.hpp"
 
 using namespace clp::program;
 using namespace spelling_test;
@@ -246,4 +250,62 @@ TEST_CASE("the declarations are read without the vocabulary") {
   const nlohmann::json declarations = clp::program::detail::read_declarations(dir / "tokenizer.json");
   CHECK(declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
                                                  "model": {"type": "BPE", "byte_fallback": false}})"));
+}
+
+TEST_CASE("read_tokenizer reads a tokenizer.json once and finds what a whole parse finds, on real tokenizers") {
+  int read = 0;
+  for (const char* name : {"qwen3", "llama2", "llama3", "gemma3", "deepseek_v3", "gpt4o"}) {
+    CAPTURE(name);
+    const auto folder = real_tokenizer(name);
+    if (!folder) continue;
+    // The oracle: the whole document as nlohmann's DOM, its vocabulary taken by hand.
+    std::ifstream in(*folder / "tokenizer.json", std::ios::binary);
+    const nlohmann::json whole = nlohmann::json::parse(in);
+    std::unordered_map<std::string, std::int64_t> ids;
+    for (const auto& [token, id] : whole["model"]["vocab"].items()) ids[token] = id.get<std::int64_t>();
+    for (const nlohmann::json& added : whole["added_tokens"])
+      ids[added["content"].get<std::string>()] = added["id"].get<std::int64_t>();
+    const tokenizer_spelling expected = spelling_from_declarations(whole);
+
+    const tokenizer_reading reading = read_tokenizer(*folder);
+    CHECK(reading.file == *folder / "tokenizer.json");
+    CHECK(reading.vocabulary.ids == ids);
+    CHECK(reading.spelling.kind == expected.kind);
+    CHECK(reading.spelling.byte_fallback == expected.byte_fallback);
+    CHECK(reading.spelling.evidence == expected.evidence);
+    ++read;
+  }
+  CHECK(read >= 1);  // qwen3 is shipped
+}
+
+TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its top-level \"model\" object") {
+  temp_dir dir;
+  const auto is_tokenizer_json = [&](const std::string& text) {
+    write_file(dir / "t.json", text);
+    return clp::program::detail::is_tokenizer_json(dir / "t.json");
+  };
+  CHECK(is_tokenizer_json(R"({"version": "1.0", "added_tokens": [{"model": {}}], "model": {"vocab": {}}})"));
+  CHECK(is_tokenizer_json(R"({"model": {}, "then": not json})"));  // decided before the rest is read
+  CHECK_FALSE(is_tokenizer_json(R"({"model": 5, "a": 0})"));       // a vocab.json holding the token "model"
+  CHECK_FALSE(is_tokenizer_json(R"({"a": {"model": {}}, "b": [{"model": {}}]})"));
+  CHECK_FALSE(is_tokenizer_json(R"([{"model": {}}])"));
+  CHECK_FALSE(is_tokenizer_json(R"({"model": [{}]})"));
+  CHECK_FALSE(is_tokenizer_json(R"({"a": )"));
+  CHECK_FALSE(is_tokenizer_json(std::string(5000, '[')));
+
+  // Read whole as what it is.
+  write_file(dir / "t.json", R"({"model": 5, "a": 0})");
+  const tokenizer_reading vocab = read_tokenizer(dir / "t.json");
+  CHECK(vocab.vocabulary.ids == std::unordered_map<std::string, std::int64_t>{{"model", 5}, {"a", 0}});
+  CHECK_FALSE(vocab.spelling.kind.has_value());
+  write_file(dir / "t.json", R"({"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}}})");
+  const tokenizer_reading tokenizer = read_tokenizer(dir / "t.json");
+  CHECK(tokenizer.vocabulary.ids == std::unordered_map<std::string, std::int64_t>{{"a", 0}});
+  CHECK(tokenizer.spelling.evidence == "decoder ByteLevel");
+}
+
+TEST_CASE("option values the program cannot use are clp::errors naming the option") {
+  CHECK(error_of<clp::program::usage_error>([] { parse_match("fuzzy", true); }) ==
+        "--match must be bytes or exact, not 'fuzzy'");
+  CHECK(parse_match("exact", true).match == clp::token_match::exact);
 }

@@ -62,6 +62,36 @@ inline std::size_t json_text_depth(std::string_view text) {
   return deepest;
 }
 
+/// The whole of `file`; throws naming it when it cannot be opened. An empty file (or a
+/// folder) reads as "": the JSON parser then says what is wrong.
+/// @param[in] file  file to read
+inline std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(file, with_errno("cannot open"));
+  // Sized up front when the size is known (tokenizer.json runs to 33 MB); the stream's own
+  // growth copies it several times. A file that grew meanwhile is read to its end.
+  std::error_code ignored;
+  const std::uintmax_t size =
+      std::filesystem::is_regular_file(file, ignored) ? std::filesystem::file_size(file, ignored) : 0;
+  std::string text(size == static_cast<std::uintmax_t>(-1) ? 0 : static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += std::move(rest).str();
+  }
+  return text;
+}
+
+/// Throws naming `file` when JSON `text` nests deeper than max_json_depth.
+/// @param[in] file  the file `text` came from, for messages
+/// @param[in] text  JSON text (need not be valid)
+inline void check_json_depth(const std::filesystem::path& file, std::string_view text) {
+  if (json_text_depth(text) > max_json_depth)
+    fail(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
+}
+
 /// Parses a JSON file; throws naming the file when it cannot be read or is not JSON (a
 /// syntax error, a number too large for a double such as 9e999, or nesting deeper than
 /// max_json_depth).
@@ -70,13 +100,8 @@ inline std::size_t json_text_depth(std::string_view text) {
 /// @param[in] file  JSON file
 template <class Json>
 Json read_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, with_errno("cannot open"));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();  // an empty file (or a folder) reads as "": the parser says what is wrong
-  const std::string text = std::move(bytes).str();
-  if (json_text_depth(text) > max_json_depth)
-    fail(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
+  const std::string text = read_text_file(file);
+  check_json_depth(file, text);
   try {
     return Json::parse(text);
   } catch (const nlohmann::json::exception& error) {
@@ -144,10 +169,9 @@ class vocabulary_builder {
       fail(file_, (may_repeat ? "added token " : "token ") + quoted_name(token) + " has id " + std::to_string(*value) +
                       " but already has id " + std::to_string(entry->second));
     }
-    const auto [owner, fresh] = owners_.emplace(*value, &entry->first);
-    if (!fresh)
-      fail(file_, "tokens " + quoted_name(*owner->second) + " and " + quoted_name(token) + " both have id " +
-                      std::to_string(*value));
+    if (const std::string* owner = claim(*value, &entry->first))
+      fail(file_,
+           "tokens " + quoted_name(*owner) + " and " + quoted_name(token) + " both have id " + std::to_string(*value));
     vocabulary_.size = std::max(vocabulary_.size, *value + 1);
   }
 
@@ -158,61 +182,381 @@ class vocabulary_builder {
   }
 
  private:
+  /// Records `token` as the owner of `id`; returns the token that owned it already, or null.
+  const std::string* claim(std::int64_t id, const std::string* token) {
+    // Ids are mostly 0..n-1: a vector indexed by id, grown at most to a few times the tokens
+    // seen so far (so that a stray id of 2^60 cannot allocate), is much cheaper than a hash
+    // map. An id too large for it when it came stays in sparse_owners_.
+    const auto index = static_cast<std::uint64_t>(id);
+    if (index >= dense_owners_.size() && index < 4 * (vocabulary_.ids.size() + 1024))
+      dense_owners_.resize(std::max<std::size_t>(index + 1, 2 * dense_owners_.size()));
+    if (index < dense_owners_.size()) {
+      const std::string*& owner = dense_owners_[index];
+      if (!owner && !sparse_owners_.empty())
+        if (const auto it = sparse_owners_.find(id); it != sparse_owners_.end()) return it->second;
+      if (owner) return owner;
+      owner = token;
+      return nullptr;
+    }
+    const auto [owner, fresh] = sparse_owners_.emplace(id, token);
+    return fresh ? nullptr : owner->second;
+  }
+
   std::filesystem::path file_;
   token_vocabulary vocabulary_;
-  std::unordered_map<std::int64_t, const std::string*> owners_;  // id -> key in vocabulary_
+  // id -> key in vocabulary_: small ids in dense_owners_ (null where no token has it yet),
+  // the others in sparse_owners_
+  std::vector<const std::string*> dense_owners_;
+  std::unordered_map<std::int64_t, const std::string*> sparse_owners_;
 };
 
 }  // namespace detail
 
-/// Reads the vocabulary of a Hugging Face `tokenizer.json`: model.vocab (an object
-/// token -> id for BPE, WordPiece and WordLevel; an array of [piece, score] for Unigram,
-/// where the id is the position) plus the top-level added_tokens.
-/// @param[in] file  tokenizer.json
-inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
-  // nlohmann::json, not ordered_json: vocabularies run to 250k entries.
-  const auto document = detail::read_json_file<nlohmann::json>(file);
-  return detail::naming_file(file, [&] {
-    if (!document.is_object()) detail::fail(file, "not a JSON object");
+/// What read_tokenizer_json_contents finds in a tokenizer.json.
+struct tokenizer_json_contents {
+  token_vocabulary vocabulary;
+  /// The rest of the document without model.vocab, model.merges and added_tokens: decoder,
+  /// pre_tokenizer, normalizer, model.type and the model's other small keys, a few kilobytes
+  /// (what tokenizer_spelling.hpp reads).
+  nlohmann::json declarations;
+};
+
+namespace detail {
+
+/// Reads a tokenizer.json in one SAX pass (the parser calls the members below as it reads;
+/// each returns true to go on). model.vocab goes straight into a
+/// vocabulary_builder and model.merges is skipped, so that neither becomes a DOM (a
+/// 262k-token vocabulary and its 515k merges as nlohmann::json cost several times the parse
+/// itself); everything else, small, is built into the declarations.
+///
+/// Errors: a syntax error (or a number overflow such as 9e999) throws at once, as the
+/// parser meets it. An error in the vocabulary is kept and thrown by finish(), after the
+/// checks of the model's type and shape, so that a file is refused for the same reason as
+/// when it was read whole first. Duplicate keys are refused where they would mix two
+/// vocabularies: a token repeated in model.vocab, "model" or model.vocab given twice (a
+/// parser that keeps the last value would silently drop the first).
+class tokenizer_json_reader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  /// @param[in] file        tokenizer.json, for messages
+  /// @param[in] vocabulary  whether to read model.vocab and added_tokens; false skips them
+  ///                        like model.merges, for the declarations alone
+  tokenizer_json_reader(const std::filesystem::path& file, bool vocabulary)
+      : file_(file), builder_(file), read_vocabulary_(vocabulary) {}
+
+  bool null() override {
+    return scalar([] { return nlohmann::json(nullptr); });
+  }
+  bool boolean(bool value) override {
+    return scalar([&] { return nlohmann::json(value); });
+  }
+  bool number_integer(number_integer_t value) override {
+    return scalar([&] { return nlohmann::json(value); });
+  }
+  bool number_unsigned(number_unsigned_t value) override {
+    return scalar([&] { return nlohmann::json(value); });
+  }
+  bool number_float(number_float_t value, const string_t&) override {
+    return scalar([&] { return nlohmann::json(value); });
+  }
+  bool binary(binary_t&) override {  // never reported for JSON text
+    return scalar([] { return nlohmann::json(nullptr); });
+  }
+  bool string(string_t& value) override {
+    if (mode_ == mode::vocabulary_array && inner_depth_ == 1 && entry_size_ == 0) {
+      record([&] { builder_.add(value, nlohmann::json(position_), false); });
+      entry_size_ = 1;
+      return true;
+    }
+    return scalar([&] { return nlohmann::json(std::move(value)); });
+  }
+  bool start_object(std::size_t) override { return open(false); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& key) override {
+    if (id_container_pending_) resolve_container_id(false);
+    if (mode_ == mode::vocabulary_object && inner_depth_ == 0) {
+      token_ = std::move(key);
+      return true;
+    }
+    if (mode_ != mode::document) return true;  // a key inside a value being skipped or read
+    if (stack_.size() == 1) {
+      value_is_model_ = key == "model";
+      if (value_is_model_ && read_vocabulary_) {
+        if (model_seen_) record([&] { fail(file_, "key \"model\" appears twice"); });
+        model_seen_ = true;
+      }
+      if (key == "added_tokens" && !read_vocabulary_) return skip_value();
+    }
+    if (stack_.size() == 2 && in_model_) {
+      if (key == "merges") return skip_value();
+      if (key == "vocab") {
+        if (!read_vocabulary_) return skip_value();
+        if (vocabulary_seen_) record([&] { fail(file_, "key \"vocab\" appears twice in model"); });
+        vocabulary_seen_ = true;
+        mode_ = mode::vocabulary_start;
+        return true;
+      }
+    }
+    key_ = std::move(key);
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& error) override {
+    fail_json(file_, "not valid JSON", error);
+  }
+
+  /// The declarations (what is left of the document); for a reader made with vocabulary
+  /// false, after the parse.
+  nlohmann::json declarations() { return std::move(root_); }
+
+  /// The vocabulary and the declarations, after the parse; throws naming the file when the
+  /// document is no tokenizer.json or its vocabulary is refused.
+  tokenizer_json_contents finish() {
+    tokenizer_json_contents contents;
+    contents.declarations = std::move(root_);
+    nlohmann::json& document = contents.declarations;
+    if (!document.is_object()) fail(file_, "not a JSON object");
     const auto model = document.find("model");
-    if (model == document.end() || !model->is_object() || !model->contains("vocab"))
-      detail::fail(file, "no vocabulary (model.vocab is missing)");
-    const nlohmann::json& vocab = (*model)["vocab"];
+    if (model == document.end() || !model->is_object() || !vocabulary_seen_)
+      fail(file_, "no vocabulary (model.vocab is missing)");
 
     // Older files may omit model.type; the vocabulary's JSON shape still tells Unigram apart.
     std::string type;
     if (model->contains("type")) {
-      if (!(*model)["type"].is_string()) detail::fail(file, "model.type is not a string");
+      if (!(*model)["type"].is_string()) fail(file_, "model.type is not a string");
       type = (*model)["type"].get<std::string>();
       if (type != "BPE" && type != "WordPiece" && type != "WordLevel" && type != "Unigram")
-        detail::fail(file, "unsupported tokenizer model type " + detail::quoted_name(type));
+        fail(file_, "unsupported tokenizer model type " + quoted_name(type));
     }
-    const bool unigram = type == "Unigram" || (type.empty() && vocab.is_array());
+    const bool unigram = type == "Unigram" || (type.empty() && vocabulary_shape_ == shape::array);
+    if (unigram && vocabulary_shape_ != shape::array) fail(file_, "model.vocab of a Unigram model is not an array");
+    if (!unigram && vocabulary_shape_ != shape::object) fail(file_, "model.vocab is not an object of token -> id");
+    if (error_) throw *error_;
 
-    detail::vocabulary_builder builder(file);
-    if (unigram) {
-      if (!vocab.is_array()) detail::fail(file, "model.vocab of a Unigram model is not an array");
-      std::int64_t id = 0;
-      for (const nlohmann::json& entry : vocab) {
-        if (!entry.is_array() || entry.empty() || !entry[0].is_string())
-          detail::fail(file, "model.vocab[" + std::to_string(id) + "] is not a [piece, score] pair");
-        builder.add(entry[0].get<std::string>(), id++, false);
-      }
-    } else {
-      if (!vocab.is_object()) detail::fail(file, "model.vocab is not an object of token -> id");
-      for (const auto& [token, id] : vocab.items()) builder.add(token, id, false);
-    }
-
+    // Added tokens repeat vocabulary entries: they go in after the whole vocabulary.
     if (const auto added = document.find("added_tokens"); added != document.end()) {
-      if (!added->is_array()) detail::fail(file, "added_tokens is not an array");
+      if (!added->is_array()) fail(file_, "added_tokens is not an array");
       for (const nlohmann::json& token : *added) {
         if (!token.is_object() || !token.contains("id") || !token.contains("content") || !token["content"].is_string())
-          detail::fail(file, "added_tokens holds an entry without \"id\" and \"content\"");
-        builder.add(token["content"].get<std::string>(), token["id"], true);
+          fail(file_, "added_tokens holds an entry without \"id\" and \"content\"");
+        builder_.add(token["content"].get<std::string>(), token["id"], true);
       }
+      document.erase(added);
     }
-    return builder.finish();
-  });
+    contents.vocabulary = builder_.finish();
+    return contents;
+  }
+
+ private:
+  // document: building the declarations; vocabulary_start: model.vocab's value comes next;
+  // vocabulary_object / vocabulary_array: inside model.vocab (token -> id, or Unigram's
+  // [piece, score] entries); skip: inside a value that is dropped.
+  enum class mode { document, vocabulary_start, vocabulary_object, vocabulary_array, skip };
+  enum class shape { none, object, array, other };
+
+  /// Runs `check`, keeping the first io::error it throws for finish().
+  template <class Check>
+  void record(Check&& check) {
+    if (error_) return;
+    try {
+      check();
+    } catch (const error& caught) {
+      error_ = caught;
+    }
+  }
+
+  bool skip_value() {
+    mode_ = mode::skip;
+    inner_depth_ = 0;
+    return true;
+  }
+
+  template <class Make>
+  bool scalar(Make&& make) {
+    if (id_container_pending_) resolve_container_id(false);
+    switch (mode_) {
+      case mode::document:
+        put(make());
+        break;
+      case mode::vocabulary_start:
+        vocabulary_shape_ = shape::other;
+        mode_ = mode::document;
+        break;
+      case mode::vocabulary_object:
+        if (inner_depth_ == 0) record([&] { builder_.add(token_, make(), false); });
+        break;
+      case mode::vocabulary_array:
+        if (inner_depth_ == 0) {
+          bad_entry();  // an entry that is not an array
+          ++position_;
+        } else if (inner_depth_ == 1) {
+          if (entry_size_++ == 0) bad_entry();  // a piece that is not a string
+        }
+        break;
+      case mode::skip:
+        if (inner_depth_ == 0) mode_ = mode::document;
+        break;
+    }
+    return true;
+  }
+
+  bool open(bool is_array) {
+    if (++depth_ > max_json_depth)
+      fail(file_, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
+    if (id_container_pending_) resolve_container_id(false);
+    switch (mode_) {
+      case mode::document:
+        stack_.push_back(put(is_array ? nlohmann::json::array() : nlohmann::json::object()));
+        if (stack_.size() == 2) in_model_ = value_is_model_ && !is_array;
+        return true;
+      case mode::vocabulary_start:
+        vocabulary_shape_ = is_array ? shape::array : shape::object;
+        mode_ = is_array ? mode::vocabulary_array : mode::vocabulary_object;
+        inner_depth_ = 0;
+        return true;
+      case mode::vocabulary_object:
+        if (inner_depth_ == 0) {
+          id_container_pending_ = true;  // whether it is empty shows at the next event
+          id_container_is_array_ = is_array;
+        }
+        break;
+      case mode::vocabulary_array:
+        if (inner_depth_ == 0) {
+          if (!is_array) bad_entry();
+          entry_size_ = 0;
+        } else if (inner_depth_ == 1) {
+          if (entry_size_++ == 0) bad_entry();  // a piece that is an array or object
+        }
+        break;
+      case mode::skip:
+        break;
+    }
+    ++inner_depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (id_container_pending_) resolve_container_id(inner_depth_ == 1);
+    switch (mode_) {
+      case mode::document:
+        stack_.pop_back();
+        break;
+      case mode::vocabulary_start:  // the parser reports `"vocab": }` as a syntax error first
+        break;
+      case mode::vocabulary_object:
+        if (inner_depth_ == 0)
+          mode_ = mode::document;
+        else
+          --inner_depth_;
+        break;
+      case mode::vocabulary_array:
+        if (inner_depth_ == 0) {
+          mode_ = mode::document;
+        } else {
+          if (inner_depth_ == 1) {
+            if (entry_size_ == 0) bad_entry();  // an empty entry
+            ++position_;
+          }
+          --inner_depth_;
+        }
+        break;
+      case mode::skip:
+        if (--inner_depth_ == 0) mode_ = mode::document;
+        break;
+    }
+    return true;
+  }
+
+  /// Refuses the token whose id is an array or object, named as json_excerpt names it.
+  /// @param[in] empty  whether the container closed right after it opened
+  void resolve_container_id(bool empty) {
+    id_container_pending_ = false;
+    nlohmann::json id = id_container_is_array_ ? nlohmann::json::array() : nlohmann::json::object();
+    if (!empty && id_container_is_array_) id.push_back(nullptr);
+    if (!empty && !id_container_is_array_) id[""] = nullptr;
+    record([&] { builder_.add(token_, id, false); });
+  }
+
+  void bad_entry() {
+    record([&] { fail(file_, "model.vocab[" + std::to_string(position_) + "] is not a [piece, score] pair"); });
+  }
+
+  /// Puts `value` where the document under construction expects the next value.
+  nlohmann::json* put(nlohmann::json value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    nlohmann::json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(value));
+      return &parent.back();
+    }
+    nlohmann::json& slot = parent[key_];
+    slot = std::move(value);
+    return &slot;
+  }
+
+  const std::filesystem::path& file_;
+  vocabulary_builder builder_;
+  bool read_vocabulary_;
+  std::optional<error> error_;  // the first error met in the vocabulary
+
+  nlohmann::json root_;
+  std::vector<nlohmann::json*> stack_;  // open containers of root_, outermost first
+  std::string key_;                     // the key of the next value in an object of root_
+  bool value_is_model_ = false;         // the next top-level value is "model"'s
+  bool in_model_ = false;               // stack_[1] is the top-level "model" object
+  bool model_seen_ = false, vocabulary_seen_ = false;
+
+  std::size_t depth_ = 0;  // containers open
+  mode mode_ = mode::document;
+  shape vocabulary_shape_ = shape::none;
+  std::size_t inner_depth_ = 0;  // containers open inside model.vocab or a skipped value
+  std::string token_;            // model.vocab's current key
+  bool id_container_pending_ = false, id_container_is_array_ = false;
+  std::int64_t position_ = 0;   // Unigram: the current entry's index, its token's id
+  std::size_t entry_size_ = 0;  // Unigram: values seen in the current entry
+};
+
+/// The text of `file`, parsed by `reader`; throws naming the file when it cannot be read,
+/// nests deeper than max_json_depth or is not JSON.
+inline void parse_tokenizer_json(const std::filesystem::path& file, tokenizer_json_reader& reader) {
+  // The SAX parser keeps its own stack, and the reader checks the depth as it goes (no DOM of
+  // the vocabulary is built that a deep value could overflow): no pass of json_text_depth.
+  nlohmann::json::sax_parse(read_text_file(file), &reader);
+}
+
+}  // namespace detail
+
+/// Reads a Hugging Face `tokenizer.json` in one pass: its vocabulary, model.vocab (an object
+/// token -> id for BPE, WordPiece and WordLevel; an array of [piece, score] for Unigram,
+/// where the id is the position) plus the top-level added_tokens, and its declarations.
+/// A token given twice in model.vocab is refused.
+/// @param[in] file  tokenizer.json
+inline tokenizer_json_contents read_tokenizer_json_contents(const std::filesystem::path& file) {
+  detail::tokenizer_json_reader reader(file, true);
+  detail::parse_tokenizer_json(file, reader);
+  return detail::naming_file(file, [&] { return reader.finish(); });
+}
+
+/// The vocabulary of a Hugging Face `tokenizer.json`; see read_tokenizer_json_contents.
+/// @param[in] file  tokenizer.json
+inline token_vocabulary read_tokenizer_json(const std::filesystem::path& file) {
+  return read_tokenizer_json_contents(file).vocabulary;
+}
+
+/// The declarations of a JSON file read as a tokenizer.json (see tokenizer_json_contents),
+/// without reading or checking its vocabulary: any JSON document, less model.vocab,
+/// model.merges and added_tokens when it is an object.
+/// @param[in] file  JSON file
+inline nlohmann::json read_tokenizer_declarations(const std::filesystem::path& file) {
+  detail::tokenizer_json_reader reader(file, false);
+  detail::parse_tokenizer_json(file, reader);
+  return reader.declarations();
 }
 
 /// Reads a `vocab.json`: one object token -> id (GPT-2 style tokenizers without

@@ -28,7 +28,7 @@ inline transfer_method parse_method(const std::string& name) {
   if (name == "clp") return transfer_method::clp;
   if (name == "overlap-random") return transfer_method::overlap_random;
   if (name == "random") return transfer_method::random;
-  throw std::runtime_error("--method must be clp, overlap-random or random, not '" + name + "'");
+  throw usage_error("--method must be clp, overlap-random or random, not '" + name + "'");
 }
 
 /// The method's command-line name.

@@ -19,9 +19,11 @@ inline token_matching match_vocabularies(loaded_models& models) {
   try {
     // read_models checked that both embeddings are 2-D, so the intersection was started.
     return models.intersection.get();
+  } catch (const io::error&) {
+    throw;  // a vocabulary's own error, or a special token's: names its file already
   } catch (const clp::error& e) {
-    throw std::runtime_error(detail::vocabulary_file(models.source.folder.directory()).string() + " and " +
-                             detail::vocabulary_file(models.helper.folder.directory()).string() + ": " + e.what());
+    throw io::error(detail::vocabulary_file(models.source.folder.directory()).string() + " and " +
+                    detail::vocabulary_file(models.helper.folder.directory()).string() + ": " + e.what());
   }
 }
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "../../common/error_of.hpp"
 #include "../../common/temp_dir.hpp"
 
 namespace spelling_test {
@@ -36,15 +36,7 @@ inline void write_file(const std::filesystem::path& file, std::string_view bytes
   std::ofstream(file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-/// The what() of the std::runtime_error `action` throws, or "" when it throws none.
-template <class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const std::runtime_error& error) {
-    return error.what();
-  }
-  return "";
-}
+/// The what() of the clp::error (io::error included) an action throws, or "" for none.
+using clp_test::error_of;
 
 }  // namespace spelling_test
