@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +18,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "io/safetensors.hpp"
 
 namespace clp::program {
 
@@ -129,8 +130,7 @@ inline std::optional<found_value> find_model_value(const nlohmann::ordered_json&
 inline std::int64_t positive_value(const found_value& found, const std::filesystem::path& file) {
   const auto value = integer_of(*found.value);
   if (!value || *value <= 0)
-    throw std::runtime_error(file.string() + ": " + found.where + " is " + found.value->dump() +
-                             ", not a positive integer");
+    io::detail::fail(file, found.where + " is " + io::detail::json_excerpt(*found.value) + ", not a positive integer");
   return *value;
 }
 
@@ -169,7 +169,7 @@ inline std::int64_t language_model_hidden_size(const nlohmann::ordered_json& con
   std::string list;
   for (std::string_view key : hidden_size_keys) list += (list.empty() ? "" : " or ") + std::string(key);
   if (!path.empty()) list += " (looked in " + detail::path_text(path) + " and at the top level)";
-  throw std::runtime_error(file.string() + ": no " + list);
+  io::detail::fail(file, "no " + list);
 }
 
 /// The special-token ids the model reads: for each special_token_keys entry, its value in the

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "overlap_command.hpp"
@@ -58,9 +59,10 @@ int main(int argc, char** argv) {
   CLI::Option* transfer_match_option =
       transfer->add_option("--match", transfer_match, match_help)->capture_default_str();
   transfer->add_option("--method", method, "clp | overlap-random | random")->capture_default_str();
-  transfer->add_option("--weighting", weighting, "paper | clamped | top-k | softmax | sparsemax")
+  transfer->add_option("--weighting", weighting, "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp")
       ->capture_default_str();
-  transfer->add_option("--k", k, "Neighbours for top-k and softmax")->capture_default_str();
+  CLI::Option* k_option =
+      transfer->add_option("--k", k, "Neighbours for top-k and softmax (default 10) and omp (default 8)");
   transfer->add_option("--temperature", temperature, "Softmax temperature")->capture_default_str();
   transfer->add_option("--seed", t.seed, "Seed of the random methods")->capture_default_str();
   transfer->add_flag("--force", t.force, "Replace an existing output (only after success)");
@@ -108,7 +110,8 @@ int main(int argc, char** argv) {
     if (*transfer) {
       // A bad value is refused like a bad input (status 1), in the words of the check.
       t.method = clp::program::parse_method(method);
-      t.weighting = clp::program::parse_weighting(weighting, k, temperature);
+      t.weighting = clp::program::parse_weighting(
+          weighting, k_option->count() ? std::optional<clp::Index>(k) : std::nullopt, temperature);
       t.matching = clp::program::parse_match(transfer_match, transfer_match_option->count() > 0);
       clp::program::run_transfer(t);
     } else if (*overlap)

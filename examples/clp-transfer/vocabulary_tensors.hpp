@@ -32,11 +32,12 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "io/safetensors.hpp"
 
 namespace clp::program {
 
@@ -204,7 +205,7 @@ inline std::int64_t columns_after(const std::vector<std::int64_t>& shape, std::s
 }
 
 [[noreturn]] inline void refuse(const std::filesystem::path& where, const std::string& problem) {
-  throw std::runtime_error(where.string() + ": " + problem);
+  io::detail::fail(where, problem);
 }
 
 }  // namespace detail
@@ -221,7 +222,7 @@ inline std::int64_t columns_after(const std::vector<std::int64_t>& shape, std::s
 ///                              bytes (the program compares the mapped bytes)
 /// @return every tensor with a dimension of the embedding's rows (and the ones named by
 ///         options), embedding included, in `tensors` order
-/// Throws std::runtime_error naming `where` and the tensor when the embedding or head is not
+/// Throws io::error naming `where` and the tensor when the embedding or head is not
 /// [rows, n], or a --transfer-tensor name is missing, not floating point, or not vocabulary-sized.
 inline vocabulary_plan plan_vocabulary_tensors(const std::filesystem::path& where,
                                                const std::vector<tensor_description>& tensors,

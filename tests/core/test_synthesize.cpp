@@ -311,7 +311,7 @@ TEST_CASE("synthesize_rows: bit-identical for 1, 2 and 3 threads and any tile bu
   }
 }
 
-TEST_CASE("synthesize_rows: a row range writes only its rows; consecutive ranges give the whole, bit for bit") {
+TEST_CASE("synthesize_rows: a row range writes only its rows, consecutive ranges give the whole, bit for bit") {
   const problem p = make_problem(1500, 900, 500, 32, 48, 1.0, 43);
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);

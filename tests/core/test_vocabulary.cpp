@@ -339,7 +339,7 @@ TEST_CASE("intersect_vocabularies: duplicate tokens and ids are errors naming th
                  "target tokens 'b' and 'c' share id 1"));
 }
 
-TEST_CASE("intersect_vocabularies: the normaliser matches differently spelled tokens; lowest source id wins") {
+TEST_CASE("intersect_vocabularies: the normaliser matches differently spelled tokens, lowest source id wins") {
   // The source spells word starts with 'Ġ', the target with '▁'; "Ġthe" and "the" collide in the
   // source after normalisation, and the lower id (1) wins.
   const std::vector<std::string> source{"x", "the", "\xC4\xA0the", "\xC4\xA0" "cat"};

@@ -124,7 +124,7 @@ TEST_CASE("paper_weights: cos / sum cos, as published") {
   CHECK(sum_of(w) == doctest::Approx(1.0).epsilon(1e-6));
 }
 
-TEST_CASE("paper_weights: a negative cosine sum divides too, as published; only a zero sum falls back") {
+TEST_CASE("paper_weights: a negative cosine sum divides too, as published, only a zero sum falls back") {
   bool ok = false;
   // All negative: positive weights adding up to one.
   const std::vector<float> negative{-0.5f, -0.25f, -0.25f};
@@ -169,7 +169,7 @@ TEST_CASE("guarded_paper_weights: the guard falls back when the cosine sum is no
   CHECK(max_abs_difference(dense(clp::guarded_paper_weights{}, c), dense(clp::paper_weights{}, c)) == 0.0);
 }
 
-TEST_CASE("clamped_weights: negative cosines get no weight; no positive cosine falls back") {
+TEST_CASE("clamped_weights: negative cosines get no weight, no positive cosine falls back") {
   const std::vector<float> c{0.5f, -0.25f, 0.25f, -1.0f, 0.0f};
   bool ok = false;
   const auto w = dense(clp::clamped_weights{}, c, &ok);
@@ -205,7 +205,7 @@ TEST_CASE("top_k_weights: the k most similar, clamped and renormalised") {
   CHECK(mixed[1].second == 0.0);
 }
 
-TEST_CASE("top_k_weights: no positive cosine among the k falls back; k past the overlap means all") {
+TEST_CASE("top_k_weights: no positive cosine among the k falls back, k past the overlap means all") {
   CHECK(sparse(clp::top_k_weights{2}, {-0.5f, -0.25f, -0.75f}).empty());
   CHECK(clp::top_k_weights{50}.max_neighbours(4) == 4);
   const std::vector<float> c{0.25f, 0.5f, 0.125f, 0.0625f};
@@ -255,7 +255,7 @@ TEST_CASE("top_k_weights and softmax_weights: random rows match the oracle") {
   }
 }
 
-TEST_CASE("softmax_weights: never falls back; temperature limits") {
+TEST_CASE("softmax_weights: never falls back, temperature limits") {
   const std::vector<float> negative{-0.5f, -0.25f, -0.75f, -0.9f};
   const auto w = sparse(clp::softmax_weights{3, 0.1f}, negative);
   REQUIRE(w.size() == 3);

@@ -165,7 +165,7 @@ TEST_CASE("knn_overlap matches the oracle's overlap and is identical for any thr
     }
 }
 
-TEST_CASE("identical matrices overlap fully; unrelated ones about k / (#vocab - 1)") {
+TEST_CASE("identical matrices overlap fully, unrelated ones about k / (#vocab - 1)") {
   const row_major a = random_matrix(700, 24, 11);
   const auto same = clp::knn_overlap(a, a);
   CHECK(same.mean_overlap == 1.0);

@@ -1,7 +1,9 @@
 // Fuzz target: reading a model's input embedding (embedding.hpp, embedding_matrix::read,
-// after io::model_folder and io::find_input_embedding). The folder holds a fixed config.json;
-// the input is model.safetensors (see safetensors_from_input). An accepted embedding must be
-// a finite rows x cols matrix, checked here element by element.
+// after io::model_folder and io::find_input_embedding) and screening it for NaN and infinity
+// (require_finite: the read only maps the tensor; the program screens every row it uses, the
+// library its share, before anything is written). The folder holds a fixed config.json; the
+// input is model.safetensors (see safetensors_from_input). An accepted embedding must be a
+// finite rows x cols matrix, checked here element by element.
 #include <cmath>
 
 #include "embedding.hpp"
@@ -22,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const clp::io::model_folder model(folder);
         const std::string name = clp::io::find_input_embedding(folder, model.tensor_names());
         const auto matrix = clp::program::embedding_matrix::read(model, name);
+        matrix.require_finite();
         const auto& tensor = model.locate(name).tensor;
         if (matrix.rows() != tensor.shape.at(0) || matrix.cols() != tensor.shape.at(1)) finding("wrong matrix size");
         matrix.visit([&](auto view) {

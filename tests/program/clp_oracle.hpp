@@ -52,6 +52,10 @@ inline oracle::policy policy_of(const weighting_choice& choice) {
     p.which = oracle::kind::softmax;
   else if (choice.name == "sparsemax")
     p.which = oracle::kind::sparsemax;
+  else if (choice.name == "paper-guarded")
+    p.which = oracle::kind::paper_guarded;
+  else if (choice.name == "omp")
+    p.which = oracle::kind::omp;
   else
     throw std::logic_error("oracle: weighting " + choice.name);
   return p;

@@ -314,7 +314,7 @@ TEST_CASE("special tokens map by role: the helper's </s> as eos takes the source
   CHECK(read_json(ws.output / "config.json")["eos_token_id"] == 0);
 }
 
-TEST_CASE("a spelling that cannot be told: a warning and exact matching; an error when bytes were asked for") {
+TEST_CASE("a spelling that cannot be told: a warning and exact matching, an error when bytes were asked for") {
   workspace ws = gpt2_workspace();
   const fs::path tokenizer = ws.pair.helper.folder / "tokenizer.json";
   nlohmann::ordered_json declarations = read_json(tokenizer);

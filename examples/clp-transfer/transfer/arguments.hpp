@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,10 +57,11 @@ struct weighting_choice {
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
-/// --weighting, --k and --temperature as given; throws clp::error for an unknown name, k < 1
-/// or a temperature that is not positive.
-inline weighting_choice parse_weighting(const std::string& name, Index k, float temperature) {
-  return {name, k, temperature, clp::make_weighting(name, k, temperature)};
+/// --weighting, --k (nullopt: not given, each policy's own default) and --temperature; throws
+/// clp::error for an unknown name, k < 1 or a temperature that is not positive.
+inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature) {
+  const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
+  return {name, used_k, temperature, clp::make_weighting(name, k, temperature)};
 }
 
 struct transfer_arguments {

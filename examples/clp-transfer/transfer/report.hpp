@@ -66,6 +66,8 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["fallback_rows"] = report.fallback_rows;
   json["no_positive_cosine_rows"] = report.no_positive_rows;
   json["inflated_rows"] = report.inflated_rows;
+  // Rows whose helper cosines add up to a negative sum: as published, their weights flip sign.
+  json["negative_sum_rows"] = report.negative_sum_rows;
   json["effective_neighbours"] = {{"min", report.effective_neighbours_min},
                                   {"median", report.effective_neighbours_median},
                                   {"max", report.effective_neighbours_max}};
@@ -112,12 +114,13 @@ inline void print_summary(const transfer_outcome& outcome) {
   if (clp)
     std::fprintf(stderr,
                  "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"
-                 "  no positive cosine %td rows; inflated %td rows\n"
+                 "  no positive cosine %td rows; inflated %td rows; negative cosine sum %td rows\n"
                  "  neighbours         effective 1/sum(w^2): min %.1f, median %.1f, max %.1f\n"
                  "  row norms          largest synthesised %.3g, median source %.3g\n",
                  report.degenerate_rows(), report.zero_norm_rows, report.fallback_rows, report.no_positive_rows,
-                 report.inflated_rows, report.effective_neighbours_min, report.effective_neighbours_median,
-                 report.effective_neighbours_max, report.max_output_row_norm, report.median_source_row_norm);
+                 report.inflated_rows, report.negative_sum_rows, report.effective_neighbours_min,
+                 report.effective_neighbours_median, report.effective_neighbours_max, report.max_output_row_norm,
+                 report.median_source_row_norm);
   for (const vocabulary_tensor& t : outcome.models.source.plan.tensors)
     if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
       std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),
