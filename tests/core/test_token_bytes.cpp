@@ -5,6 +5,8 @@
 
 #include <clp/token_bytes.hpp>
 
+#include "../common/utf8.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -15,25 +17,7 @@
 
 namespace {
 
-std::string utf8(std::uint32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
-  return out;
-}
+using clp_test::utf8;
 
 /// GPT-2's byte -> character table as its encoder writes it: the kept bytes in three ranges,
 /// then every byte missing from them, in order, gets 256 + a counter.

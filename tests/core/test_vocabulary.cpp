@@ -4,6 +4,7 @@
 // bytes: its rules, real tokenizers of several families against tests/data/count_overlaps.py
 // (an independent Python oracle), and vocabularies respelled in another family's spelling.
 
+#include "../common/utf8.hpp"
 #include "fixtures.hpp"
 
 #include <clp/vocabulary.hpp>
@@ -93,23 +94,6 @@ class json_object_reader {
     }
     return value;
   }
-  static void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6));
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18));
-      out += char(0x80 | ((cp >> 12) & 0x3F));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
-  }
   std::string string() {
     expect('"');
     std::string out;
@@ -142,7 +126,7 @@ class json_object_reader {
           } else if (cp >= 0xDC00 && cp < 0xE000) {
             fail("lone low surrogate");
           }
-          append_utf8(out, cp);
+          clp_test::append_utf8(out, cp);
           break;
         }
         default: fail(std::string("unknown escape \\") + e);
