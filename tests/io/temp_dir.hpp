@@ -2,6 +2,8 @@
 // for the one-line "<file>: <problem>" errors the I/O layer promises.
 #pragma once
 
+#include "../common/error_of.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -33,18 +35,8 @@ inline std::string read_file(const std::filesystem::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The what() of the clp::error (io::error included) `action` throws, or "" when it throws
-/// none; any other exception escapes and fails the test.
-/// @param[in] action  callable expected to throw
-template <class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const clp::error& error) {
-    return error.what();
-  }
-  return "";
-}
+/// The what() of the clp::error (io::error included) an action throws: the suites' one helper.
+using clp_test::error_of;
 
 /// Checks that `message` is one line starting with "<file>: " and holding every key word.
 /// @param[in] message    an error message

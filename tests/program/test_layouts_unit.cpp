@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/error_of.hpp"
 #include "language_model_config.hpp"
 #include "vocabulary_tensors.hpp"
 
@@ -44,14 +45,7 @@ std::vector<std::string> names_with(const vocabulary_plan& plan, vocabulary_role
   return names;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using clp_test::error_of;
 
 // --- real tensor lists (one block each; layers beyond the first left out) -----------------
 
