@@ -162,6 +162,17 @@ std::vector<std::string> copy_en_large(const fs::path& folder, Respell respell) 
   return tokens;
 }
 
+/// Removes the helper tokenizer's pre-tokenizer and decoder, the declarations its spelling is
+/// read from, so the spelling cannot be told; returns that tokenizer.json.
+fs::path declare_no_spelling(const workspace& ws) {
+  const fs::path tokenizer = ws.pair.helper.folder / "tokenizer.json";
+  nlohmann::ordered_json declarations = read_json(tokenizer);
+  declarations["pre_tokenizer"] = nullptr;
+  declarations["decoder"] = nullptr;
+  write_file(tokenizer, declarations.dump());
+  return tokenizer;
+}
+
 }  // namespace
 
 TEST_CASE("overlap: exact and byte matches of real tokenizers, as tests/data/count_overlaps.py counts them") {
@@ -316,11 +327,7 @@ TEST_CASE("special tokens map by role: the helper's </s> as eos takes the source
 
 TEST_CASE("a spelling that cannot be told: a warning and exact matching, an error when bytes were asked for") {
   workspace ws = gpt2_workspace();
-  const fs::path tokenizer = ws.pair.helper.folder / "tokenizer.json";
-  nlohmann::ordered_json declarations = read_json(tokenizer);
-  declarations["pre_tokenizer"] = nullptr;
-  declarations["decoder"] = nullptr;
-  write_file(tokenizer, declarations.dump());
+  const fs::path tokenizer = declare_no_spelling(ws);
 
   SUBCASE("by default") {
     const fs::path report = ws.dir / "report.json";
@@ -357,11 +364,7 @@ TEST_CASE("a spelling that cannot be told: a warning and exact matching, an erro
 
 TEST_CASE("--match bytes on a spelling that cannot be told: the error is the tokenizer's own line, not wrapped") {
   workspace ws = gpt2_workspace();
-  const fs::path tokenizer = ws.pair.helper.folder / "tokenizer.json";
-  nlohmann::ordered_json declarations = read_json(tokenizer);
-  declarations["pre_tokenizer"] = nullptr;
-  declarations["decoder"] = nullptr;
-  write_file(tokenizer, declarations.dump());
+  const fs::path tokenizer = declare_no_spelling(ws);
   const std::string expected = "clp-transfer: error: " + tokenizer.string() + ": spelling unknown (";
   const program_result transfer = run_program(ws.transfer({"--match", "bytes", "--quiet"}));
   CHECK(transfer.exit_status == 1);
