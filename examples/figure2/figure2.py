@@ -9,6 +9,7 @@ from several initialisations, with the same data order and the same number of st
     overlap-random     clp-transfer --method overlap-random (English transformer + copied
                        overlapping embeddings, the other rows drawn from a normal)
     clp-<weighting>    clp-transfer --method clp --weighting paper|clamped|top-k|softmax|sparsemax
+                       (k 10, temperature 0.1) or omp (k 8)
 
 Validation perplexity (a fixed slice of the German validation text) is measured at step 0 and
 every --eval-every steps.  Results (results.csv), the plot (figure2.png) and the report
@@ -39,9 +40,10 @@ import tinygpt  # noqa: E402
 
 SOURCE = os.path.join(MODELS, "en-large")
 HELPER = os.path.join(MODELS, "de-small")
-WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper"]
+WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp"]
 ALL_INITS = ["random", "overlap-random"] + ["clp-" + w for w in WEIGHTINGS]
 K, TEMPERATURE = 10, 0.1
+OMP_K = 8  # mergekit tokensurgeon's default, the program's default for omp
 N_POSITIONS = 128
 WEIGHT_DECAY = 0.1
 CSV_FIELDS = ["init", "seed", "step", "tokens", "valid_ppl"]
@@ -71,8 +73,12 @@ def make_init(init, seed, clp, workdir, tok):
     if init == "overlap-random":
         cmd += ["--method", "overlap-random", "--seed", str(seed)]
     else:
-        cmd += ["--method", "clp", "--weighting", init[len("clp-"):], "--k", str(K),
-                "--temperature", str(TEMPERATURE)]
+        weighting = init[len("clp-"):]
+        cmd += ["--method", "clp", "--weighting", weighting]
+        if weighting == "omp":
+            cmd += ["--k", str(OMP_K)]
+        else:
+            cmd += ["--k", str(K), "--temperature", str(TEMPERATURE)]
     subprocess.run(cmd, check=True)
     with open(rep) as f:
         report = json.load(f)
@@ -170,7 +176,7 @@ def plot(rows, path, meta):
     fig, ax = plt.subplots(figsize=(8, 5.2))
     colors = {"random": "black", "overlap-random": "tab:gray", "clp-paper": "tab:red",
               "clp-clamped": "tab:orange", "clp-top-k": "tab:green", "clp-softmax": "tab:purple",
-              "clp-sparsemax": "tab:blue"}
+              "clp-sparsemax": "tab:blue", "clp-omp": "tab:brown"}
     styles = {"random": "--", "overlap-random": ":"}
     for init in [i for i in ALL_INITS if i in cv]:
         by_seed = cv[init]
