@@ -327,6 +327,7 @@ struct synthesis_plan {
   Index n_overlap = 0, n_missing = 0;
   Index k_max = 0;       ///< neighbours per row (policies that return neighbours), else 0
   bool pursuit = false;  ///< the policy reconstructs helper rows (omp_weights)
+  bool gram = false;     ///< pursuit: Batch-OMP with the overlap's Gram matrix (omp_weights::max_gram_bytes)
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -348,6 +349,8 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols);
   if constexpr (kind == combine_kind::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
   plan.pursuit = reconstructs_helper_rows<Policy>::value;
+  if constexpr (reconstructs_helper_rows<Policy>::value)
+    plan.gram = double(n_overlap) * double(n_overlap) * sizeof(float) <= double(policy.max_gram_bytes);
   Index resident_width = d_helper;
   Index projection_floats = 0;
   for (const source_output& pair : pairs) {
@@ -360,7 +363,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
   const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
   const Index floats_per_row =
-      n_overlap + d_helper + plan.d_source + 2 * plan.k_max + (plan.pursuit ? d_helper + 1 : 0);
+      n_overlap + d_helper + plan.d_source + 2 * plan.k_max + (plan.pursuit ? (plan.gram ? 0 : d_helper) + 1 : 0);
   Index max_rows = per_thread / floats_per_row;
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.
@@ -388,6 +391,7 @@ struct overlap_panels {
   scratch_buffer<float> helper;                   ///< resident: n_overlap x d_helper, normalised
   std::vector<scratch_buffer<float>> source;      ///< resident, dense combine: per source
   std::vector<scratch_buffer<float>> projection;  ///< projected combine: P per source
+  scratch_buffer<float> gram;                     ///< Batch-OMP: n_overlap x n_overlap
 };
 
 /// The resident panels, gathered in parallel, panel by panel.
@@ -454,6 +458,35 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
   }
 }
 
+/// Batch-OMP's Gram matrix G = N N^T of the normalised overlapping helper rows N
+/// (n_overlap x n_overlap, float32), one task per panel of its rows, so its bits do not depend
+/// on the thread count. N is gathered whole for it when the panels are not resident (it is
+/// d_helper / n_overlap of G's size).
+inline void compute_gram(overlap_panels& panels, const input_view& helper, const vocabulary_overlap& overlap,
+                         const std::vector<float>& inverse_norm, bool resident, int threads) {
+  const Index n_overlap = overlap.size();
+  const Index d_helper = helper.cols;
+  const Index n_panels = ceil_div(n_overlap, panel_rows);
+  scratch_buffer<float> gathered;
+  const float* rows = panels.helper.data();
+  if (!resident) {
+    float* const into = gathered.reserve(std::size_t(n_overlap * d_helper));
+    parallel_for(n_panels, threads, [&](Index panel, int) {
+      const Index p0 = panel * panel_rows;
+      gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n_overlap - p0),
+                          into + p0 * d_helper);
+    });
+    rows = into;
+  }
+  float* const gram = panels.gram.reserve(std::size_t(n_overlap * n_overlap));
+  const Eigen::Map<const row_major_matrix> atoms(rows, n_overlap, d_helper);
+  parallel_for(n_panels, threads, [&](Index panel, int) {
+    const Index p0 = panel * panel_rows;
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    matrix_map(gram + p0 * n_overlap, pn, n_overlap).noalias() = atoms.middleRows(p0, pn) * atoms.transpose();
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per block: queries, cosines, weights, combine.
 
@@ -476,23 +509,25 @@ struct row_outcomes {
 
 /// A worker's scratch, reused from block to block.
 struct block_scratch {
-  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale, residual, query_norm;
+  scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale, residual, correlation,
+      query_norm;
   scratch_buffer<Index> neighbour, count;
 };
 
 /// One block's view of its worker's scratch.
 struct block_buffers {
-  float* queries;      ///< block x d_helper: normalised helper rows, zero past the block's rows
-  float* cosines;      ///< block x n_overlap
-  float* panel;        ///< panel_rows x panel_width: the worker's own overlap panel
-  float* accumulator;  ///< block x d_source: output rows
-  Index* neighbours;   ///< block x k_max
-  float* weights;      ///< block x k_max
-  Index* counts;       ///< block: neighbours per row
-  float* source_row;   ///< d_source
-  float* scale;        ///< block: each row's weights are scale times its cosines as left
-  float* residuals;    ///< pursuit: block x d_helper, each row's residual
-  float* query_norm;   ///< pursuit: block, ||h_t|| of each row
+  float* queries;       ///< block x d_helper: normalised helper rows, zero past the block's rows
+  float* cosines;       ///< block x n_overlap
+  float* panel;         ///< panel_rows x panel_width: the worker's own overlap panel
+  float* accumulator;   ///< block x d_source: output rows
+  Index* neighbours;    ///< block x k_max
+  float* weights;       ///< block x k_max
+  Index* counts;        ///< block: neighbours per row
+  float* source_row;    ///< d_source
+  float* scale;         ///< block: each row's weights are scale times its cosines as left
+  float* residuals;     ///< pursuit by products: block x d_helper, each row's residual
+  float* correlations;  ///< Batch-OMP: n_overlap, the correlations of the row being pursued
+  float* query_norm;    ///< pursuit: block, ||h_t|| of each row
 };
 
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
@@ -506,7 +541,8 @@ inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan)
           s.count.reserve(std::size_t(block)),
           s.source_row.reserve(std::size_t(plan.d_source)),
           s.scale.reserve(std::size_t(block)),
-          s.residual.reserve(plan.pursuit ? std::size_t(block * plan.d_helper) : 0),
+          s.residual.reserve(plan.pursuit && !plan.gram ? std::size_t(block * plan.d_helper) : 0),
+          s.correlation.reserve(plan.gram ? std::size_t(plan.n_overlap) : 0),
           s.query_norm.reserve(plan.pursuit ? std::size_t(block) : 0)};
 }
 
@@ -639,141 +675,205 @@ class block_engine {
     return into;
   }
 
-  /// Orthogonal matching pursuit for the block (omp_weights), step by step for all its rows:
-  /// each row picks the overlapping token most correlated with its residual, refits its
-  /// coefficients by least squares (double), and updates its residual; then one product of
-  /// the block's residuals with the overlapping helper rows gives every row's correlations
-  /// for the next step. Rows that stopped keep a zero residual. The arithmetic of a row
-  /// depends only on the row, so the bits do not depend on the blocking or the threads.
+  /// Orthogonal matching pursuit for the block (omp_weights). Each row repeatedly picks the
+  /// overlapping token most correlated with its residual (ties: the lower index), refits the
+  /// coefficients of the chosen rows by least squares (double), and stops after k tokens, when
+  /// no correlation exceeds the tolerance, or when the pick is linearly dependent on the chosen.
+  /// The correlations of the next step come one of two ways, the same numbers up to rounding:
+  ///   - Batch-OMP (Rubinstein, Zibulevsky & Elad 2008), when the plan holds the Gram matrix G
+  ///     of the normalised overlapping rows: alpha = alpha0 - G_S x_S, |overlap| x |S| per row
+  ///     and step, row by row;
+  ///   - otherwise step by step for the whole block: each row's residual q - N_S x_S, then one
+  ///     product of the block's residuals with the overlapping rows (|overlap| x d_helper per
+  ///     row and step).
+  /// Either way a row's arithmetic depends only on the row, so the bits do not depend on the
+  /// blocking or the threads.
   void pursue(Index row0, Index m, const block_buffers& buffers) const {
-    const Index n_overlap = plan_.n_overlap;
-    const Index d_helper = plan_.d_helper;
-    const Index k_max = plan_.k_max;
-    const double tolerance = policy_.tolerance;
-    std::vector<char> active(static_cast<std::size_t>(m));
+    pursuit_state state(m, plan_);
     for (Index i = 0; i < m; ++i) {
       std::uint8_t& flag = outcomes_.flags[row0 + i];
       float max = 0;
       double sum = 0;
-      max_and_sum(buffers.cosines + i * n_overlap, n_overlap, max, sum);
+      max_and_sum(buffers.cosines + i * plan_.n_overlap, plan_.n_overlap, max, sum);
       if (max <= 0) flag |= no_positive;
       if (sum < 0) flag |= negative_sum;
       buffers.counts[i] = 0;
-      active[std::size_t(i)] = !(flag & zero_norm);
+      state.active[std::size_t(i)] = !(flag & zero_norm);
     }
-    // Per row, in double: the chosen rows' Gram matrix (lower triangle, k_max x k_max), the
-    // right-hand side N_S q and the coefficients, kept from step to step; the Cholesky factor
-    // is recomputed from the Gram matrix at every step (k is small).
-    const Index per_row = k_max * k_max + 2 * k_max;
-    std::vector<double> fits(static_cast<std::size_t>(m * per_row), 0.0);
-    std::vector<double> factor(static_cast<std::size_t>(k_max * k_max)), y(static_cast<std::size_t>(k_max));
-    std::vector<float> atom_buffer(static_cast<std::size_t>(d_helper)), other_buffer(atom_buffer.size());
-    std::vector<double> sum(static_cast<std::size_t>(d_helper));
-    matrix_map(buffers.residuals, plan_.blocks.rows, d_helper).setZero();
-    for (Index step = 0; step < k_max; ++step) {
-      bool any = false;
-      for (Index i = 0; i < m; ++i) {
-        if (!active[std::size_t(i)]) continue;
-        float* const correlation = buffers.cosines + i * n_overlap;
-        Index* const chosen = buffers.neighbours + i * k_max;
-        Index& count = buffers.counts[i];
-        for (Index s = 0; s < count; ++s) correlation[chosen[s]] = 0;  // never twice
-        // The largest |correlation| over independent lanes (vectorised), then its first index.
-        const float best_value = max_abs_of(correlation, n_overlap);
-        Index best = 0;
-        while (best + 1 < n_overlap && std::abs(correlation[best]) != best_value) ++best;
-        if (!(double(best_value) > tolerance)) {
-          active[std::size_t(i)] = false;
-          continue;
-        }
-        // The new row of the Gram matrix and the new right-hand side, then the Cholesky factor
-        // of the chosen rows' Gram matrix from scratch (k is small).
-        const float* q = buffers.queries + i * d_helper;
-        const float* a = atom(best, atom_buffer.data());
-        double* const g = fits.data() + i * per_row;
-        double* const r = g + k_max * k_max;
-        double* const coefficient = r + k_max;
-        for (Index s = 0; s < count; ++s) {
-          const float* b = atom(chosen[s], other_buffer.data());
-          double dot = 0;
-          for (Index col = 0; col < d_helper; ++col) dot += double(a[col]) * b[col];
-          g[count * k_max + s] = dot;
-        }
-        double self = 0, projection = 0;
-        for (Index col = 0; col < d_helper; ++col) {
-          self += double(a[col]) * a[col];
-          projection += double(a[col]) * q[col];
-        }
-        g[count * k_max + count] = self;
-        r[count] = projection;
-        const Index size = count + 1;
-        bool singular = false;
-        for (Index row = 0; row < size && !singular; ++row)
-          for (Index col = 0; col <= row; ++col) {
-            double value = g[row * k_max + col];
-            for (Index l = 0; l < col; ++l)
-              value -= factor[std::size_t(row * k_max + l)] * factor[std::size_t(col * k_max + l)];
-            if (row == col) {
-              if (!(value > 1e-12 * g[row * k_max + row])) {
-                singular = true;
-                break;
-              }
-              factor[std::size_t(row * k_max + row)] = std::sqrt(value);
-            } else {
-              factor[std::size_t(row * k_max + col)] = value / factor[std::size_t(col * k_max + col)];
-            }
-          }
-        if (singular) {  // the row lies in the span of the chosen ones: nothing left to fit
-          active[std::size_t(i)] = false;
-          continue;
-        }
-        chosen[count] = best;
-        count = size;
-        for (Index row = 0; row < size; ++row) {  // L y = rhs, L^T x = y
-          double value = r[row];
-          for (Index l = 0; l < row; ++l) value -= factor[std::size_t(row * k_max + l)] * y[std::size_t(l)];
-          y[std::size_t(row)] = value / factor[std::size_t(row * k_max + row)];
-        }
-        for (Index row = size - 1; row >= 0; --row) {
-          double value = y[std::size_t(row)];
-          for (Index l = row + 1; l < size; ++l) value -= factor[std::size_t(l * k_max + row)] * coefficient[l];
-          coefficient[row] = value / factor[std::size_t(row * k_max + row)];
-        }
-        if (size == k_max) {
-          active[std::size_t(i)] = false;
-          continue;
-        }
-        // The residual q - sum_s x_s n_s for the next step's correlations.
-        float* const residual = buffers.residuals + i * d_helper;
-        std::fill(sum.begin(), sum.end(), 0.0);
-        for (Index s = 0; s < size; ++s) {
-          const float* b = atom(chosen[s], other_buffer.data());
-          for (Index col = 0; col < d_helper; ++col) sum[std::size_t(col)] += coefficient[s] * b[col];
-        }
-        for (Index col = 0; col < d_helper; ++col) residual[col] = static_cast<float>(q[col] - sum[std::size_t(col)]);
-        any = true;
-      }
-      if (!any) break;
-      // Rows that stopped (and the block's padding) have zero residuals.
-      for (Index i = 0; i < m; ++i)
-        if (!active[std::size_t(i)])
-          std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
-      form_cosines(buffers.residuals, buffers);
-    }
+    if (plan_.gram)
+      pursue_with_gram(m, buffers, state);
+    else
+      pursue_by_products(m, buffers, state);
     // The coefficients of the raw rows: x_s ||h_t|| / ||h_s||.
     for (Index i = 0; i < m; ++i) {
       const Index row = row0 + i;
       std::uint8_t& flag = outcomes_.flags[row];
-      float* const weight = buffers.weights + i * k_max;
-      const Index* const chosen = buffers.neighbours + i * k_max;
+      float* const weight = buffers.weights + i * plan_.k_max;
+      const Index* const chosen = buffers.neighbours + i * plan_.k_max;
       const Index count = buffers.counts[i];
-      const double* const coefficient = fits.data() + i * per_row + k_max * k_max + k_max;
+      const double* const coefficient = state.coefficients(i);
       for (Index s = 0; s < count; ++s)
         weight[s] = static_cast<float>(coefficient[s] * buffers.query_norm[i] * scan_.inverse_norm[chosen[s]]);
       buffers.scale[i] = 1.0f;
       if (count == 0 && !(flag & zero_norm)) flag |= fallback;
       const cosine_statistics statistics = statistics_of(weight, count);
       record_weights(row, flag, {statistics.sum_abs, statistics.sum_squares});
+    }
+  }
+
+  /// Per block, in double: each row's Gram matrix of its chosen rows (lower triangle,
+  /// k_max x k_max), right-hand side N_S^T q and coefficients, kept from step to step; and the
+  /// workspace of one Cholesky solve.
+  struct pursuit_state {
+    pursuit_state(Index m, const synthesis_plan& plan)
+        : k_max(plan.k_max),
+          per_row(k_max * k_max + 2 * k_max),
+          active(std::size_t(m)),
+          fits(std::size_t(m * per_row), 0.0),
+          factor(std::size_t(k_max * k_max)),
+          y(std::size_t(k_max)),
+          atom(std::size_t(plan.d_helper)),
+          other(std::size_t(plan.d_helper)) {}
+    double* gram(Index i) { return fits.data() + i * per_row; }
+    double* rhs(Index i) { return gram(i) + k_max * k_max; }
+    double* coefficients(Index i) { return rhs(i) + k_max; }
+
+    Index k_max, per_row;
+    std::vector<char> active;
+    std::vector<double> fits, factor, y;
+    std::vector<float> atom, other;  // gathered overlap rows when the panels are not resident
+  };
+
+  /// Row i's next pick from its correlations: the largest |correlation| (over independent
+  /// lanes, vectorised), then its first index; the chosen rows are zeroed first (never twice).
+  /// Returns -1 when nothing exceeds the tolerance.
+  Index pick(float* correlation, const Index* chosen, Index count) const {
+    const Index n_overlap = plan_.n_overlap;
+    for (Index s = 0; s < count; ++s) correlation[chosen[s]] = 0;
+    const float best_value = max_abs_of(correlation, n_overlap);
+    if (!(double(best_value) > policy_.tolerance)) return -1;
+    Index best = 0;
+    while (best + 1 < n_overlap && std::abs(correlation[best]) != best_value) ++best;
+    return best;
+  }
+
+  /// Adds overlap row `best` to row i's chosen rows and refits the coefficients: the new row of
+  /// the chosen rows' Gram matrix and the new right-hand side (double, from the rows), then the
+  /// Cholesky factor from scratch (k is small) and two triangular solves. Returns false, adding
+  /// nothing, when `best` lies in the span of the chosen rows.
+  bool extend_fit(Index i, Index best, const block_buffers& buffers, pursuit_state& state) const {
+    const Index d_helper = plan_.d_helper;
+    const Index k_max = state.k_max;
+    Index* const chosen = buffers.neighbours + i * k_max;
+    Index& count = buffers.counts[i];
+    const float* q = buffers.queries + i * d_helper;
+    const float* a = atom(best, state.atom.data());
+    double* const g = state.gram(i);
+    double* const r = state.rhs(i);
+    double* const coefficient = state.coefficients(i);
+    double* const factor = state.factor.data();
+    double* const y = state.y.data();
+    for (Index s = 0; s < count; ++s) {
+      const float* b = atom(chosen[s], state.other.data());
+      double dot = 0;
+      for (Index col = 0; col < d_helper; ++col) dot += double(a[col]) * b[col];
+      g[count * k_max + s] = dot;
+    }
+    double self = 0, projection = 0;
+    for (Index col = 0; col < d_helper; ++col) {
+      self += double(a[col]) * a[col];
+      projection += double(a[col]) * q[col];
+    }
+    g[count * k_max + count] = self;
+    r[count] = projection;
+    const Index size = count + 1;
+    for (Index row = 0; row < size; ++row)
+      for (Index col = 0; col <= row; ++col) {
+        double value = g[row * k_max + col];
+        for (Index l = 0; l < col; ++l) value -= factor[row * k_max + l] * factor[col * k_max + l];
+        if (row == col) {
+          if (!(value > 1e-12 * g[row * k_max + row])) return false;
+          factor[row * k_max + row] = std::sqrt(value);
+        } else {
+          factor[row * k_max + col] = value / factor[col * k_max + col];
+        }
+      }
+    chosen[count] = best;
+    count = size;
+    for (Index row = 0; row < size; ++row) {  // L y = rhs, L^T x = y
+      double value = r[row];
+      for (Index l = 0; l < row; ++l) value -= factor[row * k_max + l] * y[l];
+      y[row] = value / factor[row * k_max + row];
+    }
+    for (Index row = size - 1; row >= 0; --row) {
+      double value = y[row];
+      for (Index l = row + 1; l < size; ++l) value -= factor[l * k_max + row] * coefficient[l];
+      coefficient[row] = value / factor[row * k_max + row];
+    }
+    return true;
+  }
+
+  /// Batch-OMP, row by row: the cosines are the first correlations (alpha0, kept); after each
+  /// fit alpha = alpha0 - sum_s x_s G_{chosen s} (rows of G, in the order chosen).
+  void pursue_with_gram(Index m, const block_buffers& buffers, pursuit_state& state) const {
+    const Index n_overlap = plan_.n_overlap;
+    const Index k_max = plan_.k_max;
+    using vector_map = Eigen::Map<Eigen::VectorXf>;
+    using const_vector_map = Eigen::Map<const Eigen::VectorXf>;
+    vector_map alpha(buffers.correlations, n_overlap);
+    for (Index i = 0; i < m; ++i) {
+      if (!state.active[std::size_t(i)]) continue;
+      const const_vector_map alpha0(buffers.cosines + i * n_overlap, n_overlap);
+      const Index* const chosen = buffers.neighbours + i * k_max;
+      const double* const coefficient = state.coefficients(i);
+      alpha = alpha0;
+      for (Index step = 0; step < k_max; ++step) {
+        const Index best = pick(alpha.data(), chosen, buffers.counts[i]);
+        if (best < 0 || !extend_fit(i, best, buffers, state)) break;
+        if (buffers.counts[i] == k_max) break;
+        alpha = alpha0;
+        for (Index s = 0; s < buffers.counts[i]; ++s)
+          alpha.noalias() -= static_cast<float>(coefficient[s]) *
+                             const_vector_map(panels_.gram.data() + chosen[s] * n_overlap, n_overlap);
+      }
+    }
+  }
+
+  /// Step by step for the whole block: every active row picks and refits, updates its residual
+  /// q - sum_s x_s n_s; then one product of the block's residuals (zero for rows that stopped,
+  /// and for the padding) with the overlapping rows gives the next correlations.
+  void pursue_by_products(Index m, const block_buffers& buffers, pursuit_state& state) const {
+    const Index n_overlap = plan_.n_overlap;
+    const Index d_helper = plan_.d_helper;
+    const Index k_max = plan_.k_max;
+    std::vector<double> sum(static_cast<std::size_t>(d_helper));
+    matrix_map(buffers.residuals, plan_.blocks.rows, d_helper).setZero();
+    for (Index step = 0; step < k_max; ++step) {
+      bool any = false;
+      for (Index i = 0; i < m; ++i) {
+        if (!state.active[std::size_t(i)]) continue;
+        const Index* const chosen = buffers.neighbours + i * k_max;
+        const Index best = pick(buffers.cosines + i * n_overlap, chosen, buffers.counts[i]);
+        if (best < 0 || !extend_fit(i, best, buffers, state) || buffers.counts[i] == k_max) {
+          state.active[std::size_t(i)] = false;
+          continue;
+        }
+        const double* const coefficient = state.coefficients(i);
+        const float* q = buffers.queries + i * d_helper;
+        float* const residual = buffers.residuals + i * d_helper;
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (Index s = 0; s < buffers.counts[i]; ++s) {
+          const float* b = atom(chosen[s], state.other.data());
+          for (Index col = 0; col < d_helper; ++col) sum[std::size_t(col)] += coefficient[s] * b[col];
+        }
+        for (Index col = 0; col < d_helper; ++col) residual[col] = static_cast<float>(q[col] - sum[std::size_t(col)]);
+        any = true;
+      }
+      if (!any) break;
+      for (Index i = 0; i < m; ++i)
+        if (!state.active[std::size_t(i)])
+          std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
+      form_cosines(buffers.residuals, buffers);
     }
   }
 
@@ -925,6 +1025,7 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const input
   if (plan.resident) gather_resident_panels<kind>(panels, pairs, helper, overlap, scan.inverse_norm, threads);
   if constexpr (kind == combine_kind::projected)
     compute_projections(panels, pairs, helper, overlap, scan.inverse_norm, plan.resident, threads);
+  if (plan.gram) compute_gram(panels, helper, overlap, scan.inverse_norm, plan.resident, threads);
 
   std::vector<std::uint8_t> flags(rows.missing.size(), 0);
   for (std::size_t i = 0; i < flags.size(); ++i)

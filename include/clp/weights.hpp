@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <optional>
 #include <string>
@@ -262,14 +263,18 @@ struct sparsemax_weights {
 /// (the residual, relative to ||h_t||, is then round-off) or when the next row is linearly
 /// dependent on the chosen ones; a row with no token chosen falls back to the mean.
 /// Unlike the other policies it needs the overlapping helper rows, not only a cosine row:
-/// it declares `reconstructs_helper_rows`, and the synthesis runs the pursuit block by block
-/// (one product of the residuals with the overlapping helper rows per step), see
-/// synthesize.hpp. So it is not called on a cosine row, and has no call operator.
+/// it declares `reconstructs_helper_rows`, and the synthesis runs the pursuit itself (see
+/// synthesize.hpp), so it has no call operator. When the Gram matrix of the overlapping helper
+/// rows (|overlap|^2 floats) fits in `max_gram_bytes` it is computed once and each step costs
+/// |overlap| x (tokens chosen) per row (Batch-OMP); otherwise each step is one product of the
+/// residuals with the overlapping helper rows, |overlap| x d_helper per row, about k times
+/// the cost of the cosines. Both give the same picks and coefficients up to float rounding.
 struct omp_weights {
   static constexpr bool returns_neighbours = true;
   static constexpr bool reconstructs_helper_rows = true;
   Index k = 8;
   double tolerance = 1e-5;
+  std::size_t max_gram_bytes = std::size_t(1) << 30;  ///< 1 GiB: an overlap of up to 16,384 rows
 
   Index max_neighbours(Index n) const { return std::min(k, n); }
 };

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -277,8 +277,8 @@ TEST_CASE("synthesize_rows: paper weights through the projection agree with the 
   for (std::size_t megabytes : {1, 64}) {
     CAPTURE(megabytes);
     clp::synthesis_report projected_report, direct_report;
-    const row_major projected =
-        synthesize(helper, p.overlap, source, clp::paper_weights{}, fixtures::options(2, megabytes << 20), &projected_report);
+    const row_major projected = synthesize(helper, p.overlap, source, clp::paper_weights{},
+                                           fixtures::options(2, megabytes << 20), &projected_report);
     const row_major direct = synthesize(helper, p.overlap, source, paper_weights_unprojected{},
                                         fixtures::options(2, megabytes << 20), &direct_report);
     check_against(to_oracle(projected), projected_report, p, want, 1e-5);
@@ -305,7 +305,8 @@ TEST_CASE("synthesize_rows: bit-identical for 1, 2 and 3 threads and any tile bu
       for (std::size_t megabytes : {1, 4, 64}) {
         CAPTURE(threads);
         CAPTURE(megabytes);
-        const row_major again = synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20));
+        const row_major again =
+            synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20));
         CHECK(fixtures::same_bits(again, reference));
       }
   }
@@ -491,8 +492,9 @@ TEST_CASE("synthesize_rows: padding rows are written as before but counted apart
   clp::vocabulary_overlap wrong = padded;
   wrong.unnamed_ids = {p.overlap.target_ids[0]};
   row_major output(300, 12);
-  CHECK(error_of([&] { clp::synthesize_rows(source, helper, wrong, output); })
-            .find("unnamed ids are not all missing ids") != std::string::npos);
+  CHECK(error_of([&] {
+          clp::synthesize_rows(source, helper, wrong, output);
+        }).find("unnamed ids are not all missing ids") != std::string::npos);
   // Only padding in the row range: counted, no statistics.
   clp::synthesis_report only_padding;
   synthesize(helper, padded, source, clp::top_k_weights{5},
@@ -522,7 +524,7 @@ TEST_CASE("synthesize_rows: negative similarity sums and rows without a positive
   // The published paper weights divide by the negative sum: an all-negative row gets positive
   // weights adding up to one, no fallback. The guarded form falls back.
   const expectation cases[] = {
-      {clp::guarded_paper_weights{}, true},   {clp::clamped_weights{}, true}, {clp::top_k_weights{5}, true},
+      {clp::guarded_paper_weights{}, true},   {clp::clamped_weights{}, true},    {clp::top_k_weights{5}, true},
       {clp::softmax_weights{5, 0.1f}, false}, {clp::sparsemax_weights{}, false}, {clp::paper_weights{}, false},
   };
   for (const auto& [policy, falls_back] : cases) {
@@ -554,13 +556,15 @@ TEST_CASE("synthesize_rows: a small positive cosine sum inflates the paper's row
   const auto want = oracle_result(p, clp::paper_weights{});
   REQUIRE(want.inflated_rows == 1);
   clp::synthesis_report report;
-  const row_major got = synthesize(to_eigen(p.helper), p.overlap, to_eigen(p.source), clp::paper_weights{}, {}, &report);
+  const row_major got =
+      synthesize(to_eigen(p.helper), p.overlap, to_eigen(p.source), clp::paper_weights{}, {}, &report);
   check_against(to_oracle(got), report, p, want, 1e-5);
   CHECK(report.inflated_rows == 1);
   CHECK(report.effective_neighbours_min == doctest::Approx(want.effective_neighbours[0]).epsilon(1e-5));
   CHECK(report.max_output_row_norm > 4 * report.median_source_row_norm);
   // Clamping removes the inflation: the row is source row 0.
-  const row_major clamped = synthesize(to_eigen(p.helper), p.overlap, to_eigen(p.source), clp::clamped_weights{}, {}, &report);
+  const row_major clamped =
+      synthesize(to_eigen(p.helper), p.overlap, to_eigen(p.source), clp::clamped_weights{}, {}, &report);
   CHECK(report.inflated_rows == 0);
   CHECK(row_is(clamped, 2, {clamped.row(0).data(), clamped.row(0).data() + 5}));
 }
@@ -596,18 +600,23 @@ TEST_CASE("synthesize_rows: ties at the k-th neighbour, k past the overlap, temp
   // Row 6 = e0: cosines 1, 0, 1, 1, 0, 0.5. Top-2 are overlap 0 and 2 (3 ties with them, loses).
   CHECK(close(synthesized_row(clp::top_k_weights{2}, 6), source_mix({{0, 0.5}, {2, 0.5}})));
   CHECK(close(synthesized_row(clp::top_k_weights{2}, 6, 3), source_mix({{0, 0.5}, {2, 0.5}})));
-  CHECK(close(synthesized_row(clp::top_k_weights{4}, 6), source_mix({{0, 1 / 3.5}, {2, 1 / 3.5}, {3, 1 / 3.5}, {5, 0.5 / 3.5}})));
+  CHECK(close(synthesized_row(clp::top_k_weights{4}, 6),
+              source_mix({{0, 1 / 3.5}, {2, 1 / 3.5}, {3, 1 / 3.5}, {5, 0.5 / 3.5}})));
   // Softmax with a tiny temperature: the nearest neighbours only, here a three-way tie.
   CHECK(close(synthesized_row(clp::softmax_weights{2, 1e-6f}, 6), source_mix({{0, 0.5}, {2, 0.5}})));
-  CHECK(close(synthesized_row(clp::softmax_weights{6, 1e-6f}, 6), source_mix({{0, 1 / 3.0}, {2, 1 / 3.0}, {3, 1 / 3.0}})));
+  CHECK(close(synthesized_row(clp::softmax_weights{6, 1e-6f}, 6),
+              source_mix({{0, 1 / 3.0}, {2, 1 / 3.0}, {3, 1 / 3.0}})));
   // ... and a huge one: uniform over the k.
-  CHECK(close(synthesized_row(clp::softmax_weights{4, 1e6f}, 6), source_mix({{0, 0.25}, {2, 0.25}, {3, 0.25}, {5, 0.25}})));
+  CHECK(close(synthesized_row(clp::softmax_weights{4, 1e6f}, 6),
+              source_mix({{0, 0.25}, {2, 0.25}, {3, 0.25}, {5, 0.25}})));
   // k past the overlap: the whole overlap; top-k is then the clamped weighting.
   CHECK(close(synthesized_row(clp::top_k_weights{50}, 6), synthesized_row(clp::clamped_weights{}, 6)));
-  CHECK(close(synthesized_row(clp::softmax_weights{50, 1e6f}, 6), source_mix({{0, 1 / 6.0}, {1, 1 / 6.0}, {2, 1 / 6.0}, {3, 1 / 6.0}, {4, 1 / 6.0}, {5, 1 / 6.0}})));
+  CHECK(close(synthesized_row(clp::softmax_weights{50, 1e6f}, 6),
+              source_mix({{0, 1 / 6.0}, {1, 1 / 6.0}, {2, 1 / 6.0}, {3, 1 / 6.0}, {4, 1 / 6.0}, {5, 1 / 6.0}})));
   // Row 7 = e3: cosines 0, 0, 0, 0, 0, 0.5. Top-1 is overlap 5; top-3 ties among zeros go to 0, 1.
   CHECK(close(synthesized_row(clp::top_k_weights{3}, 7), source_mix({{5, 1.0}})));
-  CHECK(close(synthesized_row(clp::softmax_weights{3, 1e6f}, 7), source_mix({{5, 1 / 3.0}, {0, 1 / 3.0}, {1, 1 / 3.0}})));
+  CHECK(
+      close(synthesized_row(clp::softmax_weights{3, 1e6f}, 7), source_mix({{5, 1 / 3.0}, {0, 1 / 3.0}, {1, 1 / 3.0}})));
   // Sparsemax on row 6: support {0, 2, 3} (the 0.5 is not within tau = 2/3), a third each.
   CHECK(close(synthesized_row(clp::sparsemax_weights{}, 6), source_mix({{0, 1 / 3.0}, {2, 1 / 3.0}, {3, 1 / 3.0}})));
   for (const auto& policy : fixtures::every_policy()) {
@@ -716,14 +725,18 @@ TEST_CASE_TEMPLATE("synthesize_rows: omp_weights matches the double oracle on th
       CAPTURE(anisotropy);
       CAPTURE(k);
       const problem p = rounded<typename L::scalar>(make_problem(700, 400, 250, 24, 40, anisotropy, 83));
-      const clp::omp_weights policy{k};
+      clp::omp_weights policy{k};
       const auto want = oracle_result(p, policy, 1e-5);
       CHECK(want.ambiguous.size() <= 5);
-      for (std::size_t tile : {std::size_t(64) << 10, std::size_t(8) << 20}) {
-        clp::synthesis_report report;
-        const oracle::matrix got = run<L>(p, policy, fixtures::options(2, tile), &report);
-        check_against(got, report, p, want, 1e-5);
-      }
+      // Batch-OMP (the Gram matrix fits) and one product per step (it may not).
+      for (std::size_t gram_bytes : {std::size_t(1) << 30, std::size_t(0)})
+        for (std::size_t tile : {std::size_t(64) << 10, std::size_t(8) << 20}) {
+          CAPTURE(gram_bytes);
+          policy.max_gram_bytes = gram_bytes;
+          clp::synthesis_report report;
+          const oracle::matrix got = run<L>(p, policy, fixtures::options(2, tile), &report);
+          check_against(got, report, p, want, 1e-5);
+        }
     }
 }
 
@@ -731,20 +744,24 @@ TEST_CASE("synthesize_rows: omp_weights is bit-identical for 1, 2 and 3 threads 
   const problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 89);
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
-  const clp::omp_weights policy{6};
-  const row_major reference = synthesize(helper, p.overlap, source, policy, fixtures::options(1, 1 << 20));
-  for (int threads : {1, 2, 3})
-    for (std::size_t megabytes : {1, 4, 64}) {
-      CAPTURE(threads);
-      CAPTURE(megabytes);
-      CHECK(fixtures::same_bits(synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20)),
-                                reference));
-    }
-  // Row ranges give the same rows.
-  row_major pieces = row_major::Constant(reference.rows(), reference.cols(), float(sentinel));
-  for (auto [a, b] : {std::pair<clp::Index, clp::Index>{0, 777}, {777, 2100}})
-    clp::synthesize_rows(source, helper, p.overlap, pieces, policy, fixtures::options(2, 256 << 10, a, b));
-  CHECK(fixtures::same_bits(pieces, reference));
+  for (std::size_t gram_bytes : {std::size_t(1) << 30, std::size_t(0)}) {
+    CAPTURE(gram_bytes);
+    clp::omp_weights policy{6};
+    policy.max_gram_bytes = gram_bytes;
+    const row_major reference = synthesize(helper, p.overlap, source, policy, fixtures::options(1, 1 << 20));
+    for (int threads : {1, 2, 3})
+      for (std::size_t megabytes : {1, 4, 64}) {
+        CAPTURE(threads);
+        CAPTURE(megabytes);
+        CHECK(fixtures::same_bits(
+            synthesize(helper, p.overlap, source, policy, fixtures::options(threads, megabytes << 20)), reference));
+      }
+    // Row ranges give the same rows.
+    row_major pieces = row_major::Constant(reference.rows(), reference.cols(), float(sentinel));
+    for (auto [a, b] : {std::pair<clp::Index, clp::Index>{0, 777}, {777, 2100}})
+      clp::synthesize_rows(source, helper, p.overlap, pieces, policy, fixtures::options(2, 256 << 10, a, b));
+    CHECK(fixtures::same_bits(pieces, reference));
+  }
 }
 
 TEST_CASE("synthesize_rows: omp_weights reconstructs a helper row in the span of overlapping rows exactly") {
@@ -767,22 +784,27 @@ TEST_CASE("synthesize_rows: omp_weights reconstructs a helper row in the span of
   p.overlap = fixtures::make_overlap({0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, 9, 5);
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
-  clp::synthesis_report report;
-  const row_major got = synthesize(helper, p.overlap, source, clp::omp_weights{3}, {}, &report);
-  const auto expect_row = [&](clp::Index t, std::vector<std::pair<clp::Index, double>> terms) {
-    for (clp::Index c = 0; c < 6; ++c) {
-      double want = 0;
-      for (const auto& [j, w] : terms) want += w * double(source(j, c));
-      CHECK(double(got(t, c)) == doctest::Approx(want).epsilon(1e-6).scale(1));
-    }
-  };
-  expect_row(5, {{0, -1.0}, {1, 3.0}});
-  expect_row(6, {{3, 0.5}});  // the projection of e3 on e2 + e3
-  expect_row(8, {{3, 2.0}});
-  CHECK(report.fallback_rows == 1);  // row 7
-  const std::vector<float> mean = float_mean(p);
-  CHECK(row_is(got, 7, mean));
-  check_against(to_oracle(got), report, p, oracle_result(p, clp::omp_weights{3}, 0), 1e-6);
+  for (std::size_t gram_bytes : {std::size_t(1) << 30, std::size_t(0)}) {  // Batch-OMP, products
+    CAPTURE(gram_bytes);
+    clp::omp_weights policy{3};
+    policy.max_gram_bytes = gram_bytes;
+    clp::synthesis_report report;
+    const row_major got = synthesize(helper, p.overlap, source, policy, {}, &report);
+    const auto expect_row = [&](clp::Index t, std::vector<std::pair<clp::Index, double>> terms) {
+      for (clp::Index c = 0; c < 6; ++c) {
+        double want = 0;
+        for (const auto& [j, w] : terms) want += w * double(source(j, c));
+        CHECK(double(got(t, c)) == doctest::Approx(want).epsilon(1e-6).scale(1));
+      }
+    };
+    expect_row(5, {{0, -1.0}, {1, 3.0}});
+    expect_row(6, {{3, 0.5}});  // the projection of e3 on e2 + e3
+    expect_row(8, {{3, 2.0}});
+    CHECK(report.fallback_rows == 1);  // row 7
+    const std::vector<float> mean = float_mean(p);
+    CHECK(row_is(got, 7, mean));
+    check_against(to_oracle(got), report, p, oracle_result(p, clp::omp_weights{3}, 0), 1e-6);
+  }
 }
 
 TEST_CASE("make_weighting and is_weighting_policy: omp") {
