@@ -59,6 +59,7 @@ struct settings {
   std::string weighting = "paper";
   clp::Index k = 0;  // 0: the policy's default (10 for top-k and softmax, 8 for omp)
   float temperature = 0.1f;
+  double max_gram_mb = -1;  // omp: omp_weights::max_gram_bytes in MiB (< 0: the library's default)
   int repeats = 3;
   std::uint64_t seed = 0;
   bool gemm = false;
@@ -72,7 +73,8 @@ struct settings {
                "usage: bench_synthesis [--shape small|gpt2-xl|bloom-7b1-de]\n"
                "                       [--target-vocab N] [--overlap N] [--helper-dim N] [--source-dim N]\n"
                "                       [--threads T] [--tile-mb MB] [--weighting paper|paper-guarded|clamped|top-k|softmax|sparsemax|omp]\n"
-               "                       [--k K] [--temperature T] [--repeats R] [--seed S] [--no-verify]\n"
+               "                       [--k K] [--temperature T] [--max-gram-mb MB] [--repeats R] [--seed S]\n"
+               "                       [--no-verify]\n"
                "       bench_synthesis --gemm [--size N] [--threads T] [--repeats R]\n"
                "Threads 0 (the default) means all hardware threads. Times are the median of the repeats;\n"
                "inputs are generated (and the output allocated and touched) outside the timing.\n");
@@ -117,6 +119,7 @@ settings parse(int argc, char** argv) {
     else if (flag == "--weighting") s.weighting = value();
     else if (flag == "--k") s.k = parse_int(flag, value());
     else if (flag == "--temperature") s.temperature = static_cast<float>(parse_double(flag, value()));
+    else if (flag == "--max-gram-mb") s.max_gram_mb = parse_double(flag, value());
     else if (flag == "--repeats") s.repeats = static_cast<int>(parse_int(flag, value()));
     else if (flag == "--seed") s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
     else if (flag == "--no-verify") s.verify = false;
@@ -301,8 +304,10 @@ int run_synthesis(const settings& s) {
   row_major output = row_major::Zero(d.target_vocab, d.source_dim);  // allocated and touched
   const double generate_seconds = seconds_since(generate_start);
 
-  const clp::weighting policy =
+  clp::weighting policy =
       clp::make_weighting(s.weighting, s.k > 0 ? std::optional<clp::Index>(s.k) : std::nullopt, s.temperature);
+  if (auto* omp = std::get_if<clp::omp_weights>(&policy); omp && s.max_gram_mb >= 0)
+    omp->max_gram_bytes = static_cast<std::size_t>(s.max_gram_mb * 1024 * 1024);
   clp::synthesis_options options;
   options.threads = threads;
   if (s.tile_mb > 0) options.tile_bytes = static_cast<std::size_t>(s.tile_mb * 1024 * 1024);

@@ -9,7 +9,7 @@
 #     the small shape only;
 #   - the clamped policy at every shape: the same dense work without the projection that
 #     paper weights allow (see synthesize.hpp), i.e. the efficiency of the blocked products;
-#   - the top-k policy at the GPT2-XL shape;
+#   - the top-k and omp policies at the GPT2-XL shape;
 # and prints markdown tables: times side by side, GFLOP/s, share of the best GEMM rate, peak
 # RSS, and whether each project target is met.
 #
@@ -189,6 +189,8 @@ for spec in "${shapes[@]}"; do
   if [[ $name == gpt2-xl ]]; then
     log "shape $name: ours, top-k (k = 10) weighting"
     record ours-blas "$bench" --shape "$name" --threads "$threads" --repeats 3 --weighting top-k --k 10 "${tile_args[@]}"
+    log "shape $name: ours, omp (k = 8) weighting, Batch-OMP"
+    record ours-blas "$bench" --shape "$name" --threads "$threads" --repeats 1 --weighting omp --k 8 "${tile_args[@]}"
   fi
 done
 elapsed=$((SECONDS - start_seconds))
@@ -296,6 +298,11 @@ if topk and paper:
     out.append(f"- gpt2-xl top-k (k = 10): {float(topk['seconds']):.3f} s vs paper weights "
                f"{float(paper['seconds']):.3f} s (the similarity product alone is "
                f"{768 / (768 + 1600):.0%} of the dense work)")
+omp = find("ours-blas", "gpt2-xl", "omp")
+if omp and topk:
+    out.append(f"- gpt2-xl omp (k = 8, Batch-OMP): {float(omp['seconds']):.3f} s, "
+               f"{float(omp['seconds']) / float(topk['seconds']):.2f}x top-k (peak RSS {float(omp['rss_mb']):.0f} MiB "
+               f"against top-k's {float(topk['rss_mb']):.0f}: the overlap's Gram matrix)")
 out.append(f"\nMeasured in one run of {elapsed} s with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset.")
 print("\n".join(out))
 EOF
