@@ -297,22 +297,38 @@ def report_md(rows, reports, fig1, meta, path):
     L.append("")
 
     if len(seeds) > 1:
-        L.append("## Across seeds (final validation perplexity)\n")
-        L.append("| init | seeds | mean final ppl | std | min | max | mean share | beats o-r at every step, all seeds |")
+        L.append("## Across seeds\n")
+        L.append("Mean ± standard deviation over the seeds run (sample standard deviation; '-' with one seed). "
+                 "Share = the share of random's tokens needed to reach random's final perplexity, as above. "
+                 "Largest row norm = the largest output embedding row norm over the median source row norm "
+                 "(clp-transfer --report; the CLP rows do not depend on the seed).\n")
+        L.append("| init | seeds | final ppl | min-max | share of random's tokens | step-0 ppl | largest row norm "
+                 "/ median source | beats o-r at every step, all seeds |")
         L.append("|---|---|---|---|---|---|---|---|")
+
+        def mean_sd(xs, fmt_):
+            if not xs:
+                return "-"
+            if len(xs) == 1:
+                return fmt_ % xs[0]
+            return (fmt_ + " ± " + fmt_) % (statistics.fmean(xs), statistics.stdev(xs))
+
         for init in inits:
             s = summary.get(init, {})
             finals = [v["final"] for v in s.values()]
             shares = [v["share"] for sd_, v in s.items() if v["share"] is not None]
             measurable = [sd_ for sd_ in s if "random" in cv and sd_ in cv["random"]]
+            step0 = [c[0][2] for sd_, c in cv[init].items() if c and c[0][1] == 0]
             beats = [v["beats"] for v in s.values() if v["beats"] is not None]
-            L.append("| %s | %d | %.1f | %s | %.1f | %.1f | %s | %s |" % (
-                init, len(finals), statistics.fmean(finals),
-                "%.1f" % statistics.stdev(finals) if len(finals) > 1 else "-", min(finals), max(finals),
+            r = (reports or {}).get(init)
+            L.append("| %s | %d | %s | %.1f-%.1f | %s | %s | %s | %s |" % (
+                init, len(finals), mean_sd(finals, "%.1f"), min(finals), max(finals),
                 "-" if init == "random" else (
                     "n/a (no random run)" if not measurable else
-                    ("%.0f%% (seeds with a random run: %d)" % (100 * statistics.fmean(shares), len(measurable))
+                    (mean_sd([100 * x for x in shares], "%.0f") + "%"
                      if len(shares) == len(measurable) else "not reached (some seeds)")),
+                mean_sd(step0, "%.0f") if max(step0, default=0) < 1e7 else mean_sd(step0, "%.3g"),
+                "-" if not r else "%.2fx" % (r["max_output_row_norm"] / r["median_source_row_norm"]),
                 "-" if not beats else ("yes" if all(beats) and len(beats) == len(finals) else "no")))
         L.append("")
 
