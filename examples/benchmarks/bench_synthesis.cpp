@@ -64,6 +64,7 @@ struct settings {
   std::uint64_t seed = 0;
   bool gemm = false;
   clp::Index gemm_size = 4096;
+  clp::Index product_rows = 0, product_cols = 0, product_depth = 0;  // --similarity-product M N K
   bool verify = true;
 };
 
@@ -75,6 +76,7 @@ struct settings {
                "                       [--threads T] [--tile-mb MB] [--weighting paper|paper-guarded|clamped|top-k|softmax|sparsemax|omp]\n"
                "                       [--k K] [--temperature T] [--max-gram-mb MB] [--repeats R] [--seed S]\n"
                "                       [--no-verify]\n"
+               "       bench_synthesis --similarity-product M N K [--threads T] [--repeats R]\n"
                "       bench_synthesis --gemm [--size N] [--threads T] [--repeats R]\n"
                "Threads 0 (the default) means all hardware threads. Times are the median of the repeats;\n"
                "inputs are generated (and the output allocated and touched) outside the timing.\n");
@@ -125,6 +127,11 @@ settings parse(int argc, char** argv) {
     else if (flag == "--no-verify") s.verify = false;
     else if (flag == "--gemm") s.gemm = true;
     else if (flag == "--size") s.gemm_size = parse_int(flag, value());
+    else if (flag == "--similarity-product") {
+      s.product_rows = parse_int(flag, value());
+      s.product_cols = parse_int(flag, value());
+      s.product_depth = parse_int(flag, value());
+    }
     else usage("unknown option '" + flag + "'");
   }
   const shape& d = s.dims;
@@ -223,6 +230,36 @@ row_major anisotropic(clp::Index rows, clp::Index cols, float scale, std::uint64
 }
 
 // --- the GEMM ceiling: best of `repeats` n^3 float products, all threads.
+// The similarity product of a synthesis alone, the floor of its default path: M missing rows
+// times N overlapping rows, depth K (d_helper), C = Q N^T in row blocks of 960 (the whole
+// M x N matrix would not fit), each block one BLAS call on all threads. Content is irrelevant.
+int run_similarity_product(const settings& s) {
+  const int threads = s.threads > 0 ? s.threads : hardware_threads();
+  if (openblas_set_num_threads) openblas_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+  const clp::Index m = s.product_rows, n = s.product_cols, k = s.product_depth, block = 960;
+  const row_major queries = row_major::Random(block, k), overlap = row_major::Random(n, k);
+  row_major c(block, n);
+  c.noalias() = queries * overlap.transpose();  // warm-up
+  double best = 1e300;
+  for (int r = 0; r < s.repeats; ++r) {
+    const auto start = clock_type::now();
+    for (clp::Index row = 0; row < m; row += block) {
+      const clp::Index rows = std::min(block, m - row);
+      c.topRows(rows).noalias() = queries.topRows(rows) * overlap.transpose();
+    }
+    best = std::min(best, seconds_since(start));
+  }
+  const double gflops = 2.0 * double(m) * double(n) * double(k) / best / 1e9;
+  std::printf("similarity product %lld x %lld x %lld float32 in blocks of %lld rows, %d threads, %s: best %.3f s, "
+              "%.1f GFLOP/s (check %g)\n",
+              (long long)m, (long long)n, (long long)k, (long long)block, threads, blas_backend().c_str(), best, gflops,
+              double(c(0, 0)));
+  std::printf("RESULT mode=similarity-product backend=%s threads=%d m=%lld n=%lld k=%lld seconds=%.6f gflops=%.2f\n",
+              blas_backend().c_str(), threads, (long long)m, (long long)n, (long long)k, best, gflops);
+  return 0;
+}
+
 int run_gemm(const settings& s) {
   const int threads = s.threads > 0 ? s.threads : hardware_threads();
   if (openblas_set_num_threads) openblas_set_num_threads(threads);
@@ -371,6 +408,7 @@ int main(int argc, char** argv) {
   const settings s = parse(argc, argv);
   try {
     if (s.gemm) return run_gemm(s);
+    if (s.product_rows > 0) return run_similarity_product(s);
     // Each synthesis worker runs its own products: OpenBLAS must not start threads of its own.
     if (openblas_set_num_threads) openblas_set_num_threads(1);
     return run_synthesis(s);

@@ -3,12 +3,14 @@
 
 #include "fixtures.hpp"
 
+#include <clp/detail/erased_view.hpp>
 #include <clp/matrix_view.hpp>
 
 #include <doctest/doctest.h>
 
 #include <Eigen/Core>
 
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -131,4 +133,30 @@ TEST_CASE("make_view: a std::vector with a shape") {
   CHECK(message.find("std::vector of 12 elements cannot be viewed as 5 x 3") != std::string::npos);
   CHECK_THROWS_AS(clp::make_view(constant, -3, -4), clp::error);
   CHECK_THROWS_AS(clp::make_view(buffer, 0, 12), clp::error);
+}
+
+TEST_CASE("widen_bf16 and narrow_bf16: bit for bit Eigen's scalar conversions") {
+  // Every bfloat16 pattern widens to what Eigen's conversion gives (NaNs included, by bits).
+  std::vector<Eigen::bfloat16> all(65536);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits)
+    all[bits] = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t(bits));
+  std::vector<float> wide(all.size());
+  clp::detail::widen_bf16(all.data(), clp::Index(all.size()), wide.data());
+  std::size_t widen_mismatches = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    widen_mismatches += Eigen::numext::bit_cast<std::uint32_t>(wide[i]) !=
+                        Eigen::numext::bit_cast<std::uint32_t>(static_cast<float>(all[i]));
+  CHECK(widen_mismatches == 0);
+  // Narrowing: every upper half with lower halves at and around the rounding tie, so every
+  // exponent, both signs, infinities, NaNs (quiet and signalling) and subnormals are met.
+  std::vector<float> floats;
+  for (std::uint32_t high = 0; high < 65536; ++high)
+    for (std::uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu})
+      floats.push_back(Eigen::numext::bit_cast<float>((high << 16) | low));
+  std::vector<Eigen::bfloat16> narrow(floats.size());
+  clp::detail::narrow_bf16(floats.data(), clp::Index(floats.size()), narrow.data());
+  std::size_t narrow_mismatches = 0;
+  for (std::size_t i = 0; i < floats.size(); ++i)
+    narrow_mismatches += narrow[i].value != Eigen::bfloat16(floats[i]).value;
+  CHECK(narrow_mismatches == 0);
 }

@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -65,6 +66,28 @@ decltype(auto) visit_kind(const basic_erased_view<Void>& v, F&& f) {
   return f(static_cast<Eigen::bfloat16*>(nullptr));
 }
 
+/// bfloat16 to float32 over n contiguous elements: exact (the 16 bits shifted up). Written on
+/// the raw bits so the compiler vectorises it; Eigen's scalar conversion goes through memory
+/// one element at a time (at a real size it was 7% of a whole transfer).
+inline void widen_bf16(const Eigen::bfloat16* src, Index n, float* dst) {
+  for (Index c = 0; c < n; ++c) {
+    const std::uint32_t bits = std::uint32_t{src[c].value} << 16;
+    std::memcpy(dst + c, &bits, sizeof(float));
+  }
+}
+
+/// float32 to bfloat16 over n contiguous elements, rounded to nearest even, a NaN to the quiet
+/// NaN of its sign: bit for bit what Eigen::bfloat16(float) gives, vectorised like widen_bf16.
+inline void narrow_bf16(const float* src, Index n, Eigen::bfloat16* dst) {
+  for (Index c = 0; c < n; ++c) {
+    std::uint32_t bits;
+    std::memcpy(&bits, src + c, sizeof(float));
+    const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+    const std::uint32_t quiet_nan = ((bits >> 16) & 0x8000u) | 0x7FC0u;
+    dst[c].value = static_cast<std::uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
+  }
+}
+
 /// dst[c] = float(v(r, c)) for every column c.
 inline void load_row(const input_view& v, Index r, float* dst) {
   visit_kind(v, [&](auto* tag) {
@@ -74,6 +97,8 @@ inline void load_row(const input_view& v, Index r, float* dst) {
     if (cs == 1) {
       if constexpr (std::is_same_v<T, float>)
         std::memcpy(dst, row, sizeof(float) * std::size_t(v.cols));
+      else if constexpr (std::is_same_v<T, Eigen::bfloat16>)
+        widen_bf16(row, v.cols, dst);
       else
         for (Index c = 0; c < v.cols; ++c) dst[c] = static_cast<float>(row[c]);
     } else {
@@ -107,6 +132,8 @@ inline void store_row(const output_view& v, Index r, const float* src) {
     if (v.col_stride == 1) {
       if constexpr (std::is_same_v<T, float>)
         std::memcpy(row, src, sizeof(float) * std::size_t(v.cols));
+      else if constexpr (std::is_same_v<T, Eigen::bfloat16>)
+        narrow_bf16(src, v.cols, row);
       else
         for (Index c = 0; c < v.cols; ++c) row[c] = static_cast<T>(src[c]);
     } else {
