@@ -25,6 +25,11 @@
 #include "io/hf_model.hpp"
 #include "io/safetensors.hpp"
 
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace clp::program {
 
 class embedding_matrix {
@@ -113,6 +118,22 @@ class embedding_matrix {
   }
 
   const void* bytes() const { return data_; }
+  /// Hands the memory pages wholly inside bytes [offset, offset + size) of an output back to
+  /// the kernel; they read as zero afterwards. For the write phase, once those bytes are
+  /// written for the last time: the page cache the next bytes fill then reuses memory this
+  /// process already faulted in (see write_output.hpp). Best effort: a failure changes nothing.
+  void release_pages(std::size_t offset, std::size_t size) {
+    if (!writable_) throw std::logic_error(description_ + " is read-only");
+#ifdef __linux__
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto start = reinterpret_cast<std::uintptr_t>(data_) + offset;
+    const std::uintptr_t begin = (start + page - 1) / page * page, end = (start + size) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+    (void)offset;
+    (void)size;
+#endif
+  }
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * element_size(); }
 
  private:

@@ -36,7 +36,7 @@ inline void run_transfer(const transfer_arguments& args) {
   if (!args.quiet) print_matching_warnings(matching);
 
   progress.begin("synthesize");
-  const synthesised_embeddings synthesised = synthesise(models, overlap, args, progress);
+  synthesised_embeddings synthesised = synthesise(models, overlap, args, progress);
   seconds.synthesize = progress.end();
 
   progress.begin("write");
