@@ -121,10 +121,12 @@ out_bytes = sum(os.path.getsize(os.path.join(folder, "out", shard)) for shard in
 s = report["seconds"]
 MiB = 1 << 20
 print("| %s | %.1f s (read %.1f, synthesise %.1f, write %.1f; %.2f cores busy) | %.1f MiB | %.1f MiB (%s; peak %+.1f MiB over the embeddings) "
-      "| %d (%d padding) | %d | %.2f GB | %.0f MB/s | %s%% | %d tensors, %.2f GB, byte-identical |" % (
+      "| %d (%d padding) | %d | %.2f GB | %.0f MB/s | %s%% | %s |" % (
           mode, wall, s["read"], s["synthesize"], s["write"], cpu / wall, rss / MiB, bound / MiB,
           "within" if rss <= bound else "OVER", (rss - inputs - outputs) / MiB, report["missing"], report["padding_rows"],
-          report["overlap"], out_bytes / 1e9, out_bytes / 1e6 / s["write"], in_cache, identical, identical_bytes / 1e9))
+          report["overlap"], out_bytes / 1e9, out_bytes / 1e6 / s["write"], in_cache,
+          "%d tensors, %.2f GB, byte-identical" % (identical, identical_bytes / 1e9) if identical
+          else "none: embedding and head only"))
 EOF
 )")
   rm -rf "$dir/out"
