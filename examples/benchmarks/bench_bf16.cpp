@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: MIT
+//
+// bench_bf16: does a BF16 similarity product pay? (issue 12, item 2)
+//
+// The top-k weighting (the program's default) spends its only large product on the cosines
+// C = Q N^T of each block of missing rows: Q the block's normalised helper rows (480 x d),
+// N the normalised overlapping helper rows (|overlap| x d). This program measures
+//
+//   --gemm       the 4096^3 ceilings: float32 (Eigen + OpenBLAS, as the programs are built)
+//                and bf16 x bf16 -> float32 (oneDNN), all threads;
+//   --speed      that product over all blocks, as synthesize.hpp runs it (blocks of at most 480
+//                rows, each worker a single-threaded float32 product panel by panel of 512
+//                overlap rows), against oneDNN bf16 x bf16 -> f32 matmuls of the same blocks
+//                (Q converted to bf16 per block inside the timing; N converted once, outside
+//                the timing and, in a second figure, inside it);
+//   --agreement  for two real model folders (the program's own vocabulary matching and
+//                embedding reader), how often each missing row's top-k neighbours and top-k
+//                weights differ between float32 cosines and cosines from bf16-rounded
+//                normalised rows with float accumulation (optionally both against float64).
+//
+// Where this oneDNN has no bf16 matmul for the CPU (oneDNN 2.x needs AVX-512 for bf16), --gemm
+// and --speed time float32 alone and say why, and --agreement emulates the bf16 product
+// (--emulate forces that): the bf16-rounded rows widened back and multiplied in float32. A
+// product of two bf16 values is exact in float32, so this is the bf16 product up to the order
+// of the float32 sums.
+//
+// Output: human-readable lines, then "RESULT key=value ..." lines for scripts.
+//
+// Built only when oneDNN (Debian: libdnnl-dev) is found; see CMakeLists.txt and README.md.
+
+#include <clp/clp.hpp>
+#include <clp/detail/blocking.hpp>
+#include <clp/detail/parallel.hpp>
+#include <clp/detail/plan.hpp>
+#include <clp/detail/top_k.hpp>
+
+#include <Eigen/Core>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "embedding.hpp"
+#include "io/hf_model.hpp"
+#include "token_matching.hpp"
+
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" char* openblas_get_corename(void) __attribute__((weak));
+
+namespace {
+
+using clp::Index;
+using clp::detail::row_major_matrix;
+using clp::detail::strided_map;
+using clock_type = std::chrono::steady_clock;
+using bf16_bits = std::uint16_t;
+using row_major_double = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+struct settings {
+  std::string mode;
+  // --speed
+  std::string shape_name = "custom";
+  Index missing = 38044, overlap = 12213, dim = 768;
+  // --gemm
+  Index gemm_size = 4096;
+  // --agreement
+  std::filesystem::path source, helper;
+  clp::token_match match = clp::token_match::bytes;
+  bool match_given = false;
+  Index k = 10;
+  bool float64 = false;
+  /// Cosines from bf16-rounded rows multiplied in float32 instead of oneDNN's bf16 product
+  /// (automatic where oneDNN has no bf16 matmul for this CPU).
+  bool emulate = false;
+  /// bf16 filter + float32 rescoring: candidates within this of the k-th bf16 cosine;
+  /// negative: twice the error bound of bf16 cosines (error_bound below).
+  double margin = -1;
+  // all
+  int threads = 2;
+  int repeats = 3;
+  Index block = clp::detail::max_shared_block;
+  std::uint64_t seed = 0;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  if (!problem.empty()) std::fprintf(stderr, "bench_bf16: %s\n\n", problem.c_str());
+  std::fprintf(stderr,
+               "usage: bench_bf16 --gemm [--size N] [--threads T] [--repeats R]\n"
+               "       bench_bf16 --speed [--shape gpt2-xl|llama2-qwen3-exact|llama2-qwen3-bytes]\n"
+               "                  [--missing M] [--overlap N] [--dim D] [--threads T] [--repeats R] [--block B]\n"
+               "       bench_bf16 --agreement --source DIR --helper DIR [--match bytes|exact] [--k K]\n"
+               "                  [--float64] [--emulate] [--margin M (default: each row's bound, see row_margin)]\n"
+               "                  [--threads T]\n"
+               "Threads default to 2 (this machine's cores); times are the median of the repeats.\n");
+  std::exit(2);
+}
+
+long long parse_int(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0') usage(flag + " expects an integer, got '" + text + "'");
+  return value;
+}
+
+settings parse(int argc, char** argv) {
+  settings s;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(flag + " expects a value");
+      return argv[++i];
+    };
+    if (flag == "--help" || flag == "-h") usage("");
+    else if (flag == "--gemm" || flag == "--speed" || flag == "--agreement") s.mode = flag.substr(2);
+    else if (flag == "--shape") {
+      s.shape_name = value();
+      // Missing rows x overlap x helper width: GPT2-XL (the benchmarks' synthetic shape), and a
+      // Llama-2-7B source given Qwen3's vocabulary through a 151,680 x 1,024 helper, matched
+      // exactly or by bytes (clp-transfer's default).
+      if (s.shape_name == "gpt2-xl") s.missing = 38044, s.overlap = 12213, s.dim = 768;
+      else if (s.shape_name == "llama2-qwen3-exact") s.missing = 141114, s.overlap = 10566, s.dim = 1024;
+      else if (s.shape_name == "llama2-qwen3-bytes") s.missing = 122443, s.overlap = 29237, s.dim = 1024;
+      else usage("unknown shape '" + s.shape_name + "'");
+    } else if (flag == "--missing") s.missing = parse_int(flag, value());
+    else if (flag == "--overlap") s.overlap = parse_int(flag, value());
+    else if (flag == "--dim") s.dim = parse_int(flag, value());
+    else if (flag == "--size") s.gemm_size = parse_int(flag, value());
+    else if (flag == "--source") s.source = value();
+    else if (flag == "--helper") s.helper = value();
+    else if (flag == "--match") {
+      const std::string name = value();
+      if (name != "bytes" && name != "exact") usage("--match must be bytes or exact, not '" + name + "'");
+      s.match = name == "bytes" ? clp::token_match::bytes : clp::token_match::exact;
+      s.match_given = true;
+    } else if (flag == "--k") s.k = parse_int(flag, value());
+    else if (flag == "--float64") s.float64 = true;
+    else if (flag == "--emulate") s.emulate = true;
+    else if (flag == "--margin") s.margin = std::strtod(value(), nullptr);
+    else if (flag == "--threads") s.threads = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--repeats") s.repeats = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--block") s.block = parse_int(flag, value());
+    else if (flag == "--seed") s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
+    else usage("unknown option '" + flag + "'");
+  }
+  if (s.mode.empty()) usage("give --gemm, --speed or --agreement");
+  if (s.threads < 1 || s.repeats < 1 || s.gemm_size < 1 || s.k < 1) usage("invalid --threads, --repeats, --size or --k");
+  if (s.missing < 1 || s.overlap < 1 || s.dim < 1) usage("--missing, --overlap and --dim must be positive");
+  if (s.block < clp::detail::block_quantum || s.block % clp::detail::block_quantum)
+    usage("--block must be a positive multiple of 48");
+  if (s.mode == "agreement" && (s.source.empty() || s.helper.empty())) usage("--agreement needs --source and --helper");
+  return s;
+}
+
+/// ||bf16(x) - x||, the rounding residual of n floats.
+double rounding_residual(const float* x, const bf16_bits* rounded, Index n) {
+  double sum = 0;
+  for (Index i = 0; i < n; ++i) {
+    const std::uint32_t bits = std::uint32_t(rounded[i]) << 16;
+    float back;
+    std::memcpy(&back, &bits, sizeof back);
+    const double e = double(back) - double(x[i]);
+    sum += e * e;
+  }
+  return std::sqrt(sum);
+}
+
+/// The rescoring margin of one query row. With q, n unit rows and their bf16 roundings
+/// q + dq, n + dn (||dq|| = r_q, every ||dn|| <= r_n; at most 2^-8 each, as bf16 keeps 8
+/// significant bits), |(q + dq).(n + dn) - q.n| = |dq.n + (q + dq).dn| <= r_q + (1 + r_q) r_n;
+/// the float sums of d terms (bf16 products are exact in float) and the float32 cosine itself
+/// add at most d 2^-24 each. Every row of the float32 top k then has a bf16 cosine within
+/// twice that bound of the k-th largest bf16 cosine: rescoring every row within the margin
+/// finds the float32 top k (up to float32's own rounding). --margin M fixes it instead.
+double row_margin(const settings& s, double r_q, double r_n, Index d) {
+  if (s.margin >= 0) return s.margin;
+  return 2.0 * (r_q + (1.0 + r_q) * r_n + 2.0 * double(d) * 0x1.0p-24);
+}
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+std::string blas_backend() {
+#ifdef CLP_HAVE_BLAS
+  if (openblas_get_corename) return std::string("openblas:") + openblas_get_corename();
+  return "blas";
+#else
+  return "eigen";
+#endif
+}
+
+void set_blas_threads(int threads) {
+  if (openblas_set_num_threads) openblas_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+}
+
+// float32 -> bfloat16, rounded to nearest even (the inputs hold no NaN); a loop the compiler
+// vectorises.
+void to_bf16(const float* in, Index n, bf16_bits* out) {
+  for (Index i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, in + i, sizeof bits);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    out[i] = static_cast<bf16_bits>(bits >> 16);
+  }
+}
+
+void widen_bf16(const bf16_bits* in, Index n, float* out) {
+  for (Index i = 0; i < n; ++i) {
+    const std::uint32_t bits = std::uint32_t(in[i]) << 16;
+    std::memcpy(out + i, &bits, sizeof bits);
+  }
+}
+
+// --- random inputs: as bench_synthesis draws helper rows (N(0, 1) plus one shared N(0, 1)
+// row), normalised. Counter-based streams, so rows fill in parallel.
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void fill_standard_normal(float* out, Index n, std::uint64_t key) {
+  std::uint64_t state = key;
+  splitmix64(state);
+  constexpr double two_pi = 6.283185307179586;
+  for (Index c = 0; c < n; c += 2) {
+    const double u1 = (double(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53;
+    const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    out[c] = static_cast<float>(radius * std::cos(two_pi * u2));
+    if (c + 1 < n) out[c + 1] = static_cast<float>(radius * std::sin(two_pi * u2));
+  }
+}
+
+std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row) {
+  std::uint64_t state = seed * 0x100000001B3ull + stream;
+  std::uint64_t key = splitmix64(state);
+  state = key ^ (row * 0xD1B54A32D192ED03ull);
+  return splitmix64(state);
+}
+
+// rows x cols, row-major, each row of unit norm (scaled as synthesize.hpp scales them).
+row_major_matrix normalised_rows(Index rows, Index cols, std::uint64_t seed, std::uint64_t stream, int threads) {
+  std::vector<float> shared(static_cast<std::size_t>(cols));
+  fill_standard_normal(shared.data(), cols, stream_key(seed, 0, ~std::uint64_t(0)));
+  row_major_matrix m(rows, cols);
+  clp::detail::parallel_for(rows, threads, [&](Index r, int) {
+    float* row = m.data() + r * cols;
+    fill_standard_normal(row, cols, stream_key(seed, stream, std::uint64_t(r)));
+    for (Index c = 0; c < cols; ++c) row[c] += shared[std::size_t(c)];
+    const float inverse = static_cast<float>(1.0 / clp::detail::row_norm(row, cols));
+    for (Index c = 0; c < cols; ++c) row[c] *= inverse;
+  });
+  return m;
+}
+
+// --- the float32 cosine block exactly as synthesize.hpp's form_cosines forms it: the block's
+// rows (block x d) times the overlap rows, panel by panel, into a row-major block x n_overlap.
+void float_cosines(const float* queries, Index block, const float* overlap_rows, Index n_overlap, Index d,
+                   float* cosines) {
+  const Eigen::Map<const row_major_matrix> q(queries, block, d);
+  for (Index p0 = 0; p0 < n_overlap; p0 += clp::detail::panel_rows) {
+    const Index pn = std::min(clp::detail::panel_rows, n_overlap - p0);
+    strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
+        q * Eigen::Map<const row_major_matrix>(overlap_rows + p0 * d, pn, d).transpose();
+  }
+}
+
+/// The instruction set oneDNN dispatches to on this CPU, by oneDNN's name for it.
+std::string cpu_isa_name() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
+  }
+}
+
+// --- oneDNN: C (m x n, f32, row-major) = A (m x k, bf16, row-major) B^T, B n x k bf16
+// row-major (so the weights are k x n in "ba" order), the weights reordered once into the
+// layout the implementation asks for.
+struct bf16_matmul {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  dnnl::memory weights;  // in pd.weights_desc()
+  Index m = 0, n = 0, k = 0;
+
+  bf16_matmul(Index m_, Index n_, Index k_) : m(m_), n(n_), k(k_) {
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    const dnnl::memory::desc a({m, k}, dt::bf16, tag::ab);
+    const dnnl::memory::desc b({k, n}, dt::bf16, tag::any);
+    const dnnl::memory::desc c({m, n}, dt::f32, tag::ab);
+    dnnl::primitive_attr attr;
+    // Each worker passes its own scratchpad, so workers can run the primitive at once.
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, engine);
+    primitive = dnnl::matmul(pd);
+  }
+
+  std::string implementation() const { return pd.impl_info_str(); }
+  std::size_t scratchpad_bytes() const { return pd.scratchpad_desc().get_size(); }
+
+  /// B (n x k, row-major bf16) into the implementation's weight layout.
+  void set_weights(const bf16_bits* b) {
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    dnnl::memory user({{k, n}, dt::bf16, tag::ba}, engine, const_cast<bf16_bits*>(b));
+    weights = dnnl::memory(pd.weights_desc(), engine);
+    dnnl::stream stream(engine);
+    dnnl::reorder(user, weights).execute(stream, user, weights);
+    stream.wait();
+  }
+
+  /// C = A B^T; `scratchpad` holds scratchpad_bytes().
+  void run(const bf16_bits* a, float* c, void* scratchpad) const {
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    dnnl::stream stream(engine);
+    dnnl::memory am({{m, k}, dt::bf16, tag::ab}, engine, const_cast<bf16_bits*>(a));
+    dnnl::memory cm({{m, n}, dt::f32, tag::ab}, engine, c);
+    dnnl::memory sm(pd.scratchpad_desc(), engine, scratchpad);
+    primitive.execute(stream,
+                      {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+    stream.wait();
+  }
+};
+
+/// The oneDNN primitive for C (m x n) = A (m x k) B^T in bf16, or none where this oneDNN has
+/// no bf16 matmul for this CPU (oneDNN 2.x: bf16 needs AVX-512; the reason is printed once).
+std::unique_ptr<bf16_matmul> make_bf16_matmul(Index m, Index n, Index k) {
+  try {
+    return std::make_unique<bf16_matmul>(m, n, k);
+  } catch (const dnnl::error& e) {
+    static bool said = false;
+    if (!said) {
+      const dnnl_version_t* v = dnnl_version();
+      std::printf("bf16: oneDNN %d.%d.%d has no bf16 matmul on this CPU (%s; its bf16 kernels need AVX-512): %s\n",
+                  v->major, v->minor, v->patch, cpu_isa_name().c_str(), e.what());
+      said = true;
+    }
+    return nullptr;
+  }
+}
+
+// --- --gemm
+
+int run_gemm(const settings& s) {
+  const Index n = s.gemm_size;
+  const double flop = 2.0 * double(n) * double(n) * double(n);
+  const int tries = std::max(s.repeats, 3);
+
+  set_blas_threads(s.threads);
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  c.noalias() = a * b;  // warm-up
+  double best_f32 = 1e300;
+  for (int r = 0; r < tries; ++r) {
+    const auto start = clock_type::now();
+    c.noalias() = a * b;
+    best_f32 = std::min(best_f32, seconds_since(start));
+  }
+
+  std::printf("gemm %lld^3, %d threads: float32 (%s) best %.4f s = %.1f GFLOP/s\n", (long long)n, s.threads,
+              blas_backend().c_str(), best_f32, flop / best_f32 / 1e9);
+
+  // oneDNN's own threads: an OpenMP team of s.threads.
+#ifdef _OPENMP
+  omp_set_num_threads(s.threads);
+#endif
+  const std::unique_ptr<bf16_matmul> product = make_bf16_matmul(n, n, n);
+  double best_bf16 = 0;
+  if (product) {
+    std::vector<bf16_bits> a16(std::size_t(n * n)), b16(std::size_t(n * n));
+    to_bf16(a.data(), n * n, a16.data());
+    to_bf16(b.data(), n * n, b16.data());
+    product->set_weights(b16.data());
+    std::vector<float> c32(std::size_t(n * n));
+    std::vector<std::byte> scratchpad(product->scratchpad_bytes() + 64);
+    product->run(a16.data(), c32.data(), scratchpad.data());  // warm-up
+    best_bf16 = 1e300;
+    for (int r = 0; r < tries; ++r) {
+      const auto start = clock_type::now();
+      product->run(a16.data(), c32.data(), scratchpad.data());
+      best_bf16 = std::min(best_bf16, seconds_since(start));
+    }
+    std::printf("gemm %lld^3, %d threads: bf16 (oneDNN %s) best %.4f s = %.1f GFLOP/s\n", (long long)n, s.threads,
+                product->implementation().c_str(), best_bf16, flop / best_bf16 / 1e9);
+  }
+  std::printf("RESULT mode=gemm size=%lld threads=%d isa=%s f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f bf16_impl=%s "
+              "bf16_seconds=%.6f bf16_gflops=%.2f\n",
+              (long long)n, s.threads, cpu_isa_name().c_str(), blas_backend().c_str(), best_f32, flop / best_f32 / 1e9,
+              product ? product->implementation().c_str() : "none", best_bf16,
+              product ? flop / best_bf16 / 1e9 : 0.0);
+  return 0;
+}
+
+// --- --speed
+
+struct timed {
+  double seconds = 0, cores_busy = 0;
+};
+
+template <class Run>
+timed time_repeats(int repeats, Run run) {
+  std::vector<double> times;
+  double wall = 0;
+  const double cpu_start = cpu_seconds();
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = clock_type::now();
+    run();
+    times.push_back(seconds_since(start));
+    wall += times.back();
+  }
+  return {median(times), (cpu_seconds() - cpu_start) / wall};
+}
+
+int run_speed(const settings& s) {
+  const int threads = s.threads;
+  const Index d = s.dim, n = s.overlap, missing = s.missing;
+  const clp::detail::block_plan plan = clp::detail::balance_blocks(missing, s.block, threads);
+  const Index block = plan.rows;
+  const auto generate_start = clock_type::now();
+  const row_major_matrix queries = normalised_rows(missing, d, s.seed, 1, threads);
+  const row_major_matrix overlap = normalised_rows(n, d, s.seed, 2, threads);
+  std::printf("shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
+              s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count,
+              (long long)block, threads, seconds_since(generate_start));
+  const double flop = 2.0 * double(missing) * double(n) * double(d);
+
+  // Per worker: the block's queries (zero past the last missing row, as the engine pads) and
+  // its cosine block, allocated and touched outside the timing.
+  struct worker {
+    std::vector<float> queries, cosines;
+    std::vector<bf16_bits> queries16;
+    std::vector<std::byte> scratchpad;
+  };
+  std::vector<worker> workers(static_cast<std::size_t>(threads));
+  for (worker& w : workers) {
+    w.queries.assign(std::size_t(block * d), 0.0f);
+    w.cosines.assign(std::size_t(block * n), 0.0f);
+    w.queries16.assign(std::size_t(block * d), 0);
+  }
+  auto load_block = [&](Index b, worker& w) {
+    const Index row0 = b * block, m = std::min(block, missing - row0);
+    std::memcpy(w.queries.data(), queries.data() + row0 * d, sizeof(float) * std::size_t(m * d));
+    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
+  };
+
+  const Index k = std::min<Index>(s.k, 64);
+  // float32, as the engine: each worker's products single-threaded. With `select`, each row's
+  // top k too (as the top-k weighting follows the product), to compare with the rescoring.
+  set_blas_threads(1);
+  auto f32_blocks = [&](bool select) {
+    clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+      worker& w = workers[std::size_t(id)];
+      load_block(b, w);
+      float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
+      if (!select) return;
+      Index chosen[64];
+      for (Index i = 0; i < std::min(block, missing - b * block); ++i)
+        clp::detail::select_top_k(w.cosines.data() + i * n, n, k, chosen);
+    });
+  };
+  const timed f32 = time_repeats(s.repeats, [&] { f32_blocks(false); });
+  const timed f32_selected = time_repeats(s.repeats, [&] { f32_blocks(true); });
+
+  // bf16: one primitive for the block shape; N converted once.
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  const std::unique_ptr<bf16_matmul> made = make_bf16_matmul(block, n, d);
+  if (!made) {
+    std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", flop / 1e9, s.repeats);
+    std::printf("  float32, %s, per-worker products %9.3f s  %7.1f GFLOP/s; with each row's top-k selection %.3f s\n",
+                blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
+    std::printf("RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
+                "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
+                s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, cpu_isa_name().c_str(), flop / 1e9,
+                blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
+    return 0;
+  }
+  bf16_matmul& product = *made;
+  for (worker& w : workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
+  std::vector<bf16_bits> overlap16(std::size_t(n * d));
+  auto convert_overlap = [&] {
+    clp::detail::parallel_for(clp::detail::ceil_div(n, clp::detail::panel_rows), threads, [&](Index p, int) {
+      const Index p0 = p * clp::detail::panel_rows, pn = std::min(clp::detail::panel_rows, n - p0);
+      to_bf16(overlap.data() + p0 * d, pn * d, overlap16.data() + p0 * d);
+    });
+    product.set_weights(overlap16.data());  // oneDNN's reorder, on its own threads
+  };
+  // rescore: after the bf16 product, each row's top k by bf16 cosine, then every overlap row
+  // within the margin of the k-th recomputed as a float32 dot (see --agreement): the extra
+  // work that keeps float32's top k. The float32 route's own top-k pass is not timed, so this
+  // overstates the extra cost by one selection per row.
+  std::vector<double> candidates(static_cast<std::size_t>(threads), 0.0), margins(candidates);
+  double overlap_residual = 0;  // max over the overlap rows of ||bf16(n_j) - n_j||, with N's conversion
+  auto bf16_blocks = [&](bool rescore) {
+    clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+      worker& w = workers[std::size_t(id)];
+      load_block(b, w);
+      to_bf16(w.queries.data(), block * d, w.queries16.data());
+      product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+      if (!rescore) return;
+      const Index m = std::min(block, missing - b * block);
+      Index chosen[64];
+      for (Index i = 0; i < m; ++i) {
+        float* c = w.cosines.data() + i * n;
+        const Index count = clp::detail::select_top_k(c, n, k, chosen);
+        const double margin = row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d),
+                                         overlap_residual, d);
+        margins[std::size_t(id)] += margin;
+        const float threshold = c[chosen[count - 1]] - static_cast<float>(margin);
+        const Eigen::Map<const Eigen::VectorXf> q(w.queries.data() + i * d, d);
+        for (Index j = 0; j < n; ++j)
+          if (c[j] >= threshold) {
+            c[j] = q.dot(Eigen::Map<const Eigen::VectorXf>(overlap.data() + j * d, d));
+            candidates[std::size_t(id)] += 1;
+          }
+      }
+    });
+  };
+  const auto convert_start = clock_type::now();
+  convert_overlap();
+  const double convert_seconds = seconds_since(convert_start);
+  for (Index j = 0; j < n; ++j)
+    overlap_residual = std::max(overlap_residual, rounding_residual(overlap.data() + j * d, overlap16.data() + j * d, d));
+  bf16_blocks(false);  // warm-up (first touch of the primitive's buffers)
+  const timed bf16 = time_repeats(s.repeats, [&] {
+    bf16_blocks(false);
+  });
+  const timed bf16_with_n = time_repeats(s.repeats, [&] {
+    convert_overlap();
+    bf16_blocks(false);
+  });
+
+  const timed bf16_rescored = time_repeats(s.repeats, [&] { bf16_blocks(true); });
+  double candidates_per_row = 0, margin = 0;
+  for (double c : candidates) candidates_per_row += c;
+  for (double m : margins) margin += m;
+  candidates_per_row /= double(s.repeats) * double(missing);
+  margin /= double(s.repeats) * double(missing);
+  // The same blocks with oneDNN's own threads instead (one block at a time, each product on
+  // all threads): how the library could call it if nested calls were slow.
+  const timed bf16_outer = time_repeats(s.repeats, [&] {
+    worker& w = workers[0];
+    for (Index b = 0; b < plan.count; ++b) {
+      load_block(b, w);
+      to_bf16(w.queries.data(), block * d, w.queries16.data());
+      product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+    }
+  });
+
+  auto line = [&](const char* what, const timed& t) {
+    std::printf("  %-44s %9.3f s  %7.1f GFLOP/s  (cores busy %.2f)\n", what, t.seconds, flop / t.seconds / 1e9,
+                t.cores_busy);
+  };
+  std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", flop / 1e9, s.repeats);
+  line(("float32, " + blas_backend() + ", per-worker products").c_str(), f32);
+  line("bf16 oneDNN, N converted outside the timing", bf16);
+  line("bf16 oneDNN, N converted inside the timing", bf16_with_n);
+  line("bf16 oneDNN, one block at a time, all threads", bf16_outer);
+  line("float32 + each row's top-k selection", f32_selected);
+  line("bf16 + top-k selection + float32 rescoring", bf16_rescored);
+  std::printf("  rescoring: margin %.5f on average (overlap rows' bf16 residual at most %.5f), %.1f candidates per row\n",
+              margin, overlap_residual, candidates_per_row);
+  std::printf("  N to bf16 + reorder alone: %.3f s; oneDNN implementation %s; speed-up (N outside) %.2fx\n",
+              convert_seconds, product.implementation().c_str(), f32.seconds / bf16.seconds);
+  // Check: the first block both ways, outside the timing.
+  {
+    worker& w = workers[0];
+    load_block(0, w);
+    float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
+    std::vector<float> reference = w.cosines;
+    to_bf16(w.queries.data(), block * d, w.queries16.data());
+    product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+    double worst = 0;
+    for (std::size_t i = 0; i < reference.size(); ++i)
+      worst = std::max(worst, double(std::abs(reference[i] - w.cosines[i])));
+    std::printf("  check: block 0, largest |cosine float32 - cosine bf16| %.2e\n", worst);
+  }
+  std::printf(
+      "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld block=%lld blocks=%lld threads=%d repeats=%d "
+      "gflop=%.2f f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f f32_cores_busy=%.2f bf16_impl=%s "
+      "bf16_seconds=%.6f bf16_gflops=%.2f bf16_cores_busy=%.2f bf16_with_n_seconds=%.6f bf16_with_n_gflops=%.2f "
+      "bf16_outer_seconds=%.6f bf16_outer_gflops=%.2f n_convert_seconds=%.6f speedup=%.3f speedup_with_n=%.3f "
+      "f32_selected_seconds=%.6f rescored_seconds=%.6f speedup_rescored=%.3f margin=%.5f candidates_per_row=%.2f\n",
+      s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)block, (long long)plan.count,
+      threads, s.repeats, flop / 1e9, blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32.cores_busy,
+      product.implementation().c_str(), bf16.seconds, flop / bf16.seconds / 1e9, bf16.cores_busy,
+      bf16_with_n.seconds, flop / bf16_with_n.seconds / 1e9, bf16_outer.seconds, flop / bf16_outer.seconds / 1e9,
+      convert_seconds, f32.seconds / bf16.seconds, f32.seconds / bf16_with_n.seconds, f32_selected.seconds,
+      bf16_rescored.seconds, f32_selected.seconds / bf16_rescored.seconds, margin, candidates_per_row);
+  return 0;
+}
+
+// --- --agreement
+
+/// The k largest of values[0..n) under "larger, then lower index" (the library's order, see
+/// clp/detail/top_k.hpp), descending, for any element type.
+template <class T>
+Index top_k_of(const T* values, Index n, Index k, Index* out) {
+  k = std::min(k, n);
+  std::vector<std::pair<T, Index>> best;  // sorted, best first
+  best.reserve(std::size_t(k) + 1);
+  for (Index j = 0; j < n; ++j) {
+    if (Index(best.size()) == k && !(values[j] > best.back().first)) continue;
+    auto at = std::upper_bound(best.begin(), best.end(), values[j],
+                               [](T v, const std::pair<T, Index>& e) { return v > e.first; });
+    best.insert(at, {values[j], j});
+    if (Index(best.size()) > k) best.pop_back();
+  }
+  for (Index i = 0; i < Index(best.size()); ++i) out[i] = best[std::size_t(i)].second;
+  return Index(best.size());
+}
+
+/// top_k_weights' rule (clamped cosines of the k, renormalised; none positive: no weights).
+template <class T>
+std::vector<double> top_k_weights_of(const T* cosines, const Index* chosen, Index count) {
+  std::vector<double> w(std::size_t(count), 0.0);
+  double sum = 0;
+  for (Index i = 0; i < count; ++i) sum += std::max(double(cosines[chosen[i]]), 0.0);
+  if (!(sum > 0)) return {};
+  for (Index i = 0; i < count; ++i) w[std::size_t(i)] = std::max(double(cosines[chosen[i]]), 0.0) / sum;
+  return w;
+}
+
+/// How two rankings of the same rows compare.
+struct comparison {
+  Index rows = 0, set_differs = 0, first_differs = 0;
+  double shared = 0;                       // sum over rows of |A ∩ B| / k
+  double weight_l1 = 0, weight_l1_max = 0;  // sum_j |w_A - w_B| over the union
+  double cosine_abs_max = 0, cosine_square_sum = 0;
+  double cosine_count = 0;
+
+  void add(const comparison& o) {
+    rows += o.rows;
+    set_differs += o.set_differs;
+    first_differs += o.first_differs;
+    shared += o.shared;
+    weight_l1 += o.weight_l1;
+    weight_l1_max = std::max(weight_l1_max, o.weight_l1_max);
+    cosine_abs_max = std::max(cosine_abs_max, o.cosine_abs_max);
+    cosine_square_sum += o.cosine_square_sum;
+    cosine_count += o.cosine_count;
+  }
+};
+
+struct ranked_row {
+  std::vector<Index> chosen;
+  std::vector<double> weights;
+};
+
+void compare_rows(comparison& c, const ranked_row& a, const ranked_row& b, Index k) {
+  ++c.rows;
+  std::vector<Index> sa = a.chosen, sb = b.chosen;
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  std::vector<Index> common;
+  std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(common));
+  if (common.size() != sa.size() || sa.size() != sb.size()) ++c.set_differs;
+  if (a.chosen.empty() != b.chosen.empty() || (!a.chosen.empty() && a.chosen[0] != b.chosen[0])) ++c.first_differs;
+  c.shared += double(common.size()) / double(k);  // the overlap holds at least k rows
+  // Weights as maps id -> weight over the union.
+  double l1 = 0;
+  auto weight = [](const ranked_row& r, Index id) {
+    for (std::size_t i = 0; i < r.chosen.size(); ++i)
+      if (r.chosen[i] == id) return r.weights.empty() ? 0.0 : r.weights[i];
+    return 0.0;
+  };
+  for (Index id : a.chosen) l1 += std::abs(weight(a, id) - weight(b, id));
+  for (Index id : b.chosen)
+    if (std::find(a.chosen.begin(), a.chosen.end(), id) == a.chosen.end()) l1 += std::abs(weight(b, id));
+  c.weight_l1 += l1;
+  c.weight_l1_max = std::max(c.weight_l1_max, l1);
+}
+
+template <class A, class B>
+void compare_cosines(comparison& c, const A* a, const B* b, Index n) {
+  for (Index j = 0; j < n; ++j) {
+    const double e = double(a[j]) - double(b[j]);
+    c.cosine_abs_max = std::max(c.cosine_abs_max, std::abs(e));
+    c.cosine_square_sum += e * e;
+  }
+  c.cosine_count += double(n);
+}
+
+void print_comparison(const char* name, const comparison& c, Index k, const std::string& tag) {
+  const double rows = double(std::max<Index>(c.rows, 1));
+  // Rescored rankings keep no cosine row of their own: no cosine error to report.
+  char cosine_error[96] = "", cosine_fields[96] = "";
+  if (c.cosine_count > 0) {
+    const double rms = std::sqrt(c.cosine_square_sum / c.cosine_count);
+    std::snprintf(cosine_error, sizeof cosine_error, "; cosine error max %.2e rms %.2e", c.cosine_abs_max, rms);
+    std::snprintf(cosine_fields, sizeof cosine_fields, " cosine_err_max=%.3e cosine_err_rms=%.3e", c.cosine_abs_max, rms);
+  }
+  std::printf(
+      "  %-16s top-%lld set differs %6.3f%% of rows, mean |intersection|/k %.5f, first neighbour differs %6.3f%%; "
+      "top-k weights L1 mean %.2e max %.2e%s\n",
+      name, (long long)k, 100.0 * double(c.set_differs) / rows, c.shared / rows, 100.0 * double(c.first_differs) / rows,
+      c.weight_l1 / rows, c.weight_l1_max, cosine_error);
+  std::printf(
+      "RESULT mode=agreement %s pair=%s k=%lld rows=%lld set_differs_pct=%.4f mean_shared=%.6f first_differs_pct=%.4f "
+      "weight_l1_mean=%.3e weight_l1_max=%.3e%s\n",
+      tag.c_str(), name, (long long)k, (long long)c.rows, 100.0 * double(c.set_differs) / rows, c.shared / rows,
+      100.0 * double(c.first_differs) / rows, c.weight_l1 / rows, c.weight_l1_max, cosine_fields);
+}
+
+int run_agreement(const settings& s) {
+  namespace program = clp::program;
+  const int threads = s.threads;
+  const auto start = clock_type::now();
+
+  // The overlap as clp-transfer transfer makes it: --match, then special tokens by role.
+  const program::tokenizer_reading source_tokens = program::read_tokenizer(s.source);
+  const program::tokenizer_reading helper_tokens = program::read_tokenizer(s.helper);
+  const clp::io::model_folder source_folder(s.source), helper_folder(s.helper);
+  const std::string source_name = clp::io::find_input_embedding(s.source, source_folder.tensor_names());
+  const std::string helper_name = clp::io::find_input_embedding(s.helper, helper_folder.tensor_names());
+  const Index source_rows = Index(source_folder.locate(source_name).tensor.shape.at(0));
+  const program::embedding_matrix helper = program::embedding_matrix::read(helper_folder, helper_name);
+  clp::intersect_options options;
+  options.source_rows = source_rows;
+  options.target_rows = helper.rows();
+  program::token_matching matching =
+      program::match_tokens(source_tokens, helper_tokens, {s.match, s.match_given}, options);
+  program::map_special_tokens(matching, source_tokens, helper_tokens, source_rows);
+  const clp::vocabulary_overlap& overlap = matching.overlap;
+
+  // The missing rows that are tokens (padding rows carry no neighbours worth comparing).
+  std::vector<Index> rows;
+  std::set_difference(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
+                      overlap.unnamed_ids.end(), std::back_inserter(rows));
+  const Index d = helper.cols(), n = overlap.size(), missing = Index(rows.size());
+  std::printf("source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
+              s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
+              helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
+              overlap.unnamed_ids.size());
+  if (n < s.k || missing < 1) {
+    std::fprintf(stderr, "bench_bf16: the overlap (%lld) is smaller than k or no row is missing\n", (long long)n);
+    return 1;
+  }
+
+  // Rows as float32, normalised as synthesize.hpp normalises them (norm in double, scaled by
+  // the float inverse); and, for --float64, normalised in double from the same values.
+  auto read_rows = [&](const std::vector<Index>& ids, row_major_matrix& normalised, row_major_double* exact) {
+    normalised.resize(Index(ids.size()), d);
+    if (exact) exact->resize(Index(ids.size()), d);
+    helper.visit([&](auto view) {
+      clp::detail::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
+        float* row = normalised.data() + i * d;
+        for (Index c = 0; c < d; ++c) row[c] = static_cast<float>(view(ids[std::size_t(i)], c));
+        const double norm = clp::detail::row_norm(row, d);
+        if (exact) {
+          double* e = exact->data() + i * d;
+          double sum = 0;
+          for (Index c = 0; c < d; ++c) sum += double(row[c]) * double(row[c]);
+          const double inverse = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
+          for (Index c = 0; c < d; ++c) e[c] = double(row[c]) * inverse;
+        }
+        const float inverse = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
+        for (Index c = 0; c < d; ++c) row[c] *= inverse;
+      });
+    });
+  };
+  row_major_matrix overlap_rows, query_rows;
+  row_major_double overlap_exact, query_exact;
+  read_rows(overlap.target_ids, overlap_rows, s.float64 ? &overlap_exact : nullptr);
+  read_rows(rows, query_rows, s.float64 ? &query_exact : nullptr);
+  std::vector<bf16_bits> overlap16(std::size_t(n * d));
+  to_bf16(overlap_rows.data(), n * d, overlap16.data());
+
+  const clp::detail::block_plan plan = clp::detail::balance_blocks(missing, s.block, threads);
+  const Index block = plan.rows;
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  set_blas_threads(1);
+  // The bf16 product: oneDNN's, or (--emulate, or no bf16 matmul on this CPU) the bf16-rounded
+  // rows widened back and multiplied in float32. A product of two bf16 values is exact in
+  // float32 (8 + 8 significant bits), so the emulation computes what a bf16 x bf16 -> float32
+  // product computes, up to the order of the float32 sums.
+  std::unique_ptr<bf16_matmul> product;
+  if (!s.emulate) product = make_bf16_matmul(block, n, d);
+  row_major_matrix overlap_widened;
+  if (product) {
+    product->set_weights(overlap16.data());
+  } else {
+    overlap_widened.resize(n, d);
+    widen_bf16(overlap16.data(), n * d, overlap_widened.data());
+  }
+  const std::string product_name = product ? "oneDNN " + product->implementation() : std::string("emulated");
+
+  struct worker {
+    std::vector<float> queries, cosines, cosines16;
+    std::vector<bf16_bits> queries16;
+    row_major_matrix queries_widened;  // emulation
+    row_major_double queries_exact, cosines_exact;
+    std::vector<std::byte> scratchpad;
+    comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
+    Index zero_norm = 0;
+    double candidates = 0, margin_sum = 0;
+    Index candidates_max = 0;
+  };
+  std::vector<worker> workers(static_cast<std::size_t>(threads));
+  for (worker& w : workers) {
+    w.queries.assign(std::size_t(block * d), 0.0f);
+    w.cosines.assign(std::size_t(block * n), 0.0f);
+    w.cosines16.assign(std::size_t(block * n), 0.0f);
+    w.queries16.assign(std::size_t(block * d), 0);
+    if (product) w.scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
+    else w.queries_widened.resize(block, d);
+    if (s.float64) w.queries_exact = row_major_double::Zero(block, d), w.cosines_exact.resize(block, n);
+  }
+  const Index k = s.k;
+  double overlap_residual = 0;
+  for (Index j = 0; j < n; ++j)
+    overlap_residual = std::max(overlap_residual, rounding_residual(overlap_rows.data() + j * d, overlap16.data() + j * d, d));
+  clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+    worker& w = workers[std::size_t(id)];
+    const Index row0 = b * block, m = std::min(block, missing - row0);
+    std::memcpy(w.queries.data(), query_rows.data() + row0 * d, sizeof(float) * std::size_t(m * d));
+    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
+    float_cosines(w.queries.data(), block, overlap_rows.data(), n, d, w.cosines.data());
+    to_bf16(w.queries.data(), block * d, w.queries16.data());
+    if (product) {
+      product->run(w.queries16.data(), w.cosines16.data(), w.scratchpad.data());
+    } else {
+      widen_bf16(w.queries16.data(), block * d, w.queries_widened.data());
+      float_cosines(w.queries_widened.data(), block, overlap_widened.data(), n, d, w.cosines16.data());
+    }
+    if (s.float64) {
+      w.queries_exact.topRows(m) = query_exact.middleRows(row0, m);
+      w.cosines_exact.noalias() = w.queries_exact * overlap_exact.transpose();
+    }
+    std::vector<Index> chosen(static_cast<std::size_t>(k));
+    auto rank_float = [&](const float* cosines) {
+      ranked_row r;
+      const Index count = clp::detail::select_top_k(cosines, n, k, chosen.data());
+      r.chosen.assign(chosen.begin(), chosen.begin() + count);
+      r.weights = top_k_weights_of(cosines, r.chosen.data(), count);
+      return r;
+    };
+    for (Index i = 0; i < m; ++i) {
+      if (!(query_rows.row(row0 + i).squaredNorm() > 0)) {
+        ++w.zero_norm;  // the engine's zero-norm fallback: no neighbours either way
+        continue;
+      }
+      const float* c32 = w.cosines.data() + i * n;
+      const float* c16 = w.cosines16.data() + i * n;
+      const ranked_row r32 = rank_float(c32), r16 = rank_float(c16);
+      compare_rows(w.bf16_vs_f32, r16, r32, k);
+      compare_cosines(w.bf16_vs_f32, c16, c32, n);
+      // bf16 as a filter: every overlap row within the margin of the k-th bf16 cosine, its
+      // cosine recomputed in float32 (a plain dot of the normalised rows), the top k of those.
+      ranked_row rescored;
+      {
+        const double margin = row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d),
+                                         overlap_residual, d);
+        w.margin_sum += margin;
+        const float threshold = c16[r16.chosen.back()] - static_cast<float>(margin);
+        std::vector<Index> ids;  // ascending, so the library's tie order holds
+        std::vector<float> values;
+        const Eigen::Map<const Eigen::VectorXf> q(w.queries.data() + i * d, d);
+        for (Index j = 0; j < n; ++j)
+          if (c16[j] >= threshold) {
+            ids.push_back(j);
+            values.push_back(q.dot(Eigen::Map<const Eigen::VectorXf>(overlap_rows.data() + j * d, d)));
+          }
+        w.candidates += double(ids.size());
+        w.candidates_max = std::max(w.candidates_max, Index(ids.size()));
+        std::vector<Index> best(static_cast<std::size_t>(k));
+        best.resize(std::size_t(top_k_of(values.data(), Index(values.size()), k, best.data())));
+        std::vector<float> full(std::size_t(n), 0.0f);
+        for (Index b : best) {
+          rescored.chosen.push_back(ids[std::size_t(b)]);
+          full[std::size_t(ids[std::size_t(b)])] = values[std::size_t(b)];
+        }
+        rescored.weights = top_k_weights_of(full.data(), rescored.chosen.data(), Index(rescored.chosen.size()));
+      }
+      compare_rows(w.rescored_vs_f32, rescored, r32, k);
+      if (s.float64) {
+        const double* c64 = w.cosines_exact.data() + i * n;
+        ranked_row r64;
+        r64.chosen.resize(std::size_t(k));
+        r64.chosen.resize(std::size_t(top_k_of(c64, n, k, r64.chosen.data())));
+        r64.weights = top_k_weights_of(c64, r64.chosen.data(), Index(r64.chosen.size()));
+        compare_rows(w.f32_vs_f64, r32, r64, k);
+        compare_cosines(w.f32_vs_f64, c32, c64, n);
+        compare_rows(w.bf16_vs_f64, r16, r64, k);
+        compare_cosines(w.bf16_vs_f64, c16, c64, n);
+        compare_rows(w.rescored_vs_f64, rescored, r64, k);
+      }
+    }
+  });
+  comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
+  Index zero_norm = 0, candidates_max = 0;
+  double candidates = 0, margin = 0;
+  for (const worker& w : workers) {
+    margin += w.margin_sum;
+    bf16_vs_f32.add(w.bf16_vs_f32);
+    f32_vs_f64.add(w.f32_vs_f64);
+    bf16_vs_f64.add(w.bf16_vs_f64);
+    rescored_vs_f32.add(w.rescored_vs_f32);
+    rescored_vs_f64.add(w.rescored_vs_f64);
+    zero_norm += w.zero_norm;
+    candidates += w.candidates;
+    candidates_max = std::max(candidates_max, w.candidates_max);
+  }
+  std::printf("compared %lld rows (%lld zero-norm rows skipped) in %.1f s; bf16 product: %s\n", (long long)bf16_vs_f32.rows,
+              (long long)zero_norm, seconds_since(start), product_name.c_str());
+  const std::string tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
+                          " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
+                          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) + " product=" + (product ? "onednn" : "emulated");
+  print_comparison("bf16_vs_f32", bf16_vs_f32, k, tag);
+  print_comparison("rescored_vs_f32", rescored_vs_f32, k, tag);
+  if (s.float64) {
+    print_comparison("f32_vs_f64", f32_vs_f64, k, tag);
+    print_comparison("bf16_vs_f64", bf16_vs_f64, k, tag);
+    print_comparison("rescored_vs_f64", rescored_vs_f64, k, tag);
+  }
+  const double rows_compared = double(std::max<Index>(1, bf16_vs_f32.rows));
+  margin /= rows_compared;
+  std::printf("  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on average, %lld at most, of %lld\n", margin, overlap_residual,
+              candidates / rows_compared, (long long)candidates_max, (long long)n);
+  std::printf("RESULT mode=rescoring %s margin=%.5f candidates_mean=%.2f candidates_max=%lld\n", tag.c_str(), margin,
+              candidates / rows_compared, (long long)candidates_max);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const settings s = parse(argc, argv);
+  try {
+    if (s.mode == "gemm") return run_gemm(s);
+    if (s.mode == "speed") return run_speed(s);
+    return run_agreement(s);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_bf16: %s\n", e.what());
+    return 1;
+  }
+}
