@@ -38,10 +38,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -58,20 +55,18 @@
 #include <omp.h>
 #endif
 
+#include "bench_support.hpp"
 #include "embedding.hpp"
 #include "io/hf_model.hpp"
 #include "token_matching.hpp"
-
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-extern "C" char* openblas_get_corename(void) __attribute__((weak));
 
 namespace {
 
 using clp::Index;
 using clp::detail::row_major_matrix;
 using clp::detail::strided_map;
-using clock_type = std::chrono::steady_clock;
-using bf16_bits = std::uint16_t;
+using namespace clp_bench;
+using bf16 = Eigen::bfloat16;
 using row_major_double = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct settings {
@@ -170,13 +165,10 @@ settings parse(int argc, char** argv) {
 }
 
 /// ||bf16(x) - x||, the rounding residual of n floats.
-double rounding_residual(const float* x, const bf16_bits* rounded, Index n) {
+double rounding_residual(const float* x, const bf16* rounded, Index n) {
   double sum = 0;
   for (Index i = 0; i < n; ++i) {
-    const std::uint32_t bits = std::uint32_t(rounded[i]) << 16;
-    float back;
-    std::memcpy(&back, &bits, sizeof back);
-    const double e = double(back) - double(x[i]);
+    const double e = double(static_cast<float>(rounded[i])) - double(x[i]);
     sum += e * e;
   }
   return std::sqrt(sum);
@@ -194,84 +186,13 @@ double row_margin(const settings& s, double r_q, double r_n, Index d) {
   return 2.0 * (r_q + (1.0 + r_q) * r_n + 2.0 * double(d) * 0x1.0p-24);
 }
 
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-std::string blas_backend() {
-#ifdef CLP_HAVE_BLAS
-  if (openblas_get_corename) return std::string("openblas:") + openblas_get_corename();
-  return "blas";
-#else
-  return "eigen";
-#endif
-}
-
-void set_blas_threads(int threads) {
-  if (openblas_set_num_threads) openblas_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
-}
-
-// float32 -> bfloat16, rounded to nearest even (the inputs hold no NaN); a loop the compiler
-// vectorises.
-void to_bf16(const float* in, Index n, bf16_bits* out) {
-  for (Index i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, in + i, sizeof bits);
-    bits += 0x7FFFu + ((bits >> 16) & 1u);
-    out[i] = static_cast<bf16_bits>(bits >> 16);
-  }
-}
-
-void widen_bf16(const bf16_bits* in, Index n, float* out) {
-  for (Index i = 0; i < n; ++i) {
-    const std::uint32_t bits = std::uint32_t(in[i]) << 16;
-    std::memcpy(out + i, &bits, sizeof bits);
-  }
-}
+// The bfloat16 conversions are the library's (clp/detail/erased_view.hpp): bit for bit
+// Eigen's, vectorised.
+using clp::detail::narrow_bf16;
+using clp::detail::widen_bf16;
 
 // --- random inputs: as bench_synthesis draws helper rows (N(0, 1) plus one shared N(0, 1)
-// row), normalised. Counter-based streams, so rows fill in parallel.
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void fill_standard_normal(float* out, Index n, std::uint64_t key) {
-  std::uint64_t state = key;
-  splitmix64(state);
-  constexpr double two_pi = 6.283185307179586;
-  for (Index c = 0; c < n; c += 2) {
-    const double u1 = (double(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53;
-    const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    out[c] = static_cast<float>(radius * std::cos(two_pi * u2));
-    if (c + 1 < n) out[c + 1] = static_cast<float>(radius * std::sin(two_pi * u2));
-  }
-}
-
-std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row) {
-  std::uint64_t state = seed * 0x100000001B3ull + stream;
-  std::uint64_t key = splitmix64(state);
-  state = key ^ (row * 0xD1B54A32D192ED03ull);
-  return splitmix64(state);
-}
+// row), normalised. Counter-based streams (bench_support.hpp), so rows fill in parallel.
 
 // rows x cols, row-major, each row of unit norm (scaled as synthesize.hpp scales them).
 row_major_matrix normalised_rows(Index rows, Index cols, std::uint64_t seed, std::uint64_t stream, int threads) {
@@ -342,10 +263,10 @@ struct bf16_matmul {
   std::size_t scratchpad_bytes() const { return pd.scratchpad_desc().get_size(); }
 
   /// B (n x k, row-major bf16) into the implementation's weight layout.
-  void set_weights(const bf16_bits* b) {
+  void set_weights(const bf16* b) {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
-    dnnl::memory user({{k, n}, dt::bf16, tag::ba}, engine, const_cast<bf16_bits*>(b));
+    dnnl::memory user({{k, n}, dt::bf16, tag::ba}, engine, const_cast<bf16*>(b));
     weights = dnnl::memory(pd.weights_desc(), engine);
     dnnl::stream stream(engine);
     dnnl::reorder(user, weights).execute(stream, user, weights);
@@ -353,11 +274,11 @@ struct bf16_matmul {
   }
 
   /// C = A B^T; `scratchpad` holds scratchpad_bytes().
-  void run(const bf16_bits* a, float* c, void* scratchpad) const {
+  void run(const bf16* a, float* c, void* scratchpad) const {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
     dnnl::stream stream(engine);
-    dnnl::memory am({{m, k}, dt::bf16, tag::ab}, engine, const_cast<bf16_bits*>(a));
+    dnnl::memory am({{m, k}, dt::bf16, tag::ab}, engine, const_cast<bf16*>(a));
     dnnl::memory cm({{m, n}, dt::f32, tag::ab}, engine, c);
     dnnl::memory sm(pd.scratchpad_desc(), engine, scratchpad);
     primitive.execute(stream,
@@ -410,9 +331,9 @@ int run_gemm(const settings& s) {
   const std::unique_ptr<bf16_matmul> product = make_bf16_matmul(n, n, n);
   double best_bf16 = 0;
   if (product) {
-    std::vector<bf16_bits> a16(std::size_t(n * n)), b16(std::size_t(n * n));
-    to_bf16(a.data(), n * n, a16.data());
-    to_bf16(b.data(), n * n, b16.data());
+    std::vector<bf16> a16(std::size_t(n * n)), b16(std::size_t(n * n));
+    narrow_bf16(a.data(), n * n, a16.data());
+    narrow_bf16(b.data(), n * n, b16.data());
     product->set_weights(b16.data());
     std::vector<float> c32(std::size_t(n * n));
     std::vector<std::byte> scratchpad(product->scratchpad_bytes() + 64);
@@ -471,14 +392,14 @@ int run_speed(const settings& s) {
   // its cosine block, allocated and touched outside the timing.
   struct worker {
     std::vector<float> queries, cosines;
-    std::vector<bf16_bits> queries16;
+    std::vector<bf16> queries16;
     std::vector<std::byte> scratchpad;
   };
   std::vector<worker> workers(static_cast<std::size_t>(threads));
   for (worker& w : workers) {
     w.queries.assign(std::size_t(block * d), 0.0f);
     w.cosines.assign(std::size_t(block * n), 0.0f);
-    w.queries16.assign(std::size_t(block * d), 0);
+    w.queries16.assign(std::size_t(block * d), bf16{});
   }
   auto load_block = [&](Index b, worker& w) {
     const Index row0 = b * block, m = std::min(block, missing - row0);
@@ -521,11 +442,11 @@ int run_speed(const settings& s) {
   }
   bf16_matmul& product = *made;
   for (worker& w : workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
-  std::vector<bf16_bits> overlap16(std::size_t(n * d));
+  std::vector<bf16> overlap16(std::size_t(n * d));
   auto convert_overlap = [&] {
     clp::detail::parallel_for(clp::detail::ceil_div(n, clp::detail::panel_rows), threads, [&](Index p, int) {
       const Index p0 = p * clp::detail::panel_rows, pn = std::min(clp::detail::panel_rows, n - p0);
-      to_bf16(overlap.data() + p0 * d, pn * d, overlap16.data() + p0 * d);
+      narrow_bf16(overlap.data() + p0 * d, pn * d, overlap16.data() + p0 * d);
     });
     product.set_weights(overlap16.data());  // oneDNN's reorder, on its own threads
   };
@@ -539,7 +460,7 @@ int run_speed(const settings& s) {
     clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
       worker& w = workers[std::size_t(id)];
       load_block(b, w);
-      to_bf16(w.queries.data(), block * d, w.queries16.data());
+      narrow_bf16(w.queries.data(), block * d, w.queries16.data());
       product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
       if (!rescore) return;
       const Index m = std::min(block, missing - b * block);
@@ -586,7 +507,7 @@ int run_speed(const settings& s) {
     worker& w = workers[0];
     for (Index b = 0; b < plan.count; ++b) {
       load_block(b, w);
-      to_bf16(w.queries.data(), block * d, w.queries16.data());
+      narrow_bf16(w.queries.data(), block * d, w.queries16.data());
       product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
     }
   });
@@ -612,7 +533,7 @@ int run_speed(const settings& s) {
     load_block(0, w);
     float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
     std::vector<float> reference = w.cosines;
-    to_bf16(w.queries.data(), block * d, w.queries16.data());
+    narrow_bf16(w.queries.data(), block * d, w.queries16.data());
     product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
     double worst = 0;
     for (std::size_t i = 0; i < reference.size(); ++i)
@@ -807,8 +728,8 @@ int run_agreement(const settings& s) {
   row_major_double overlap_exact, query_exact;
   read_rows(overlap.target_ids, overlap_rows, s.float64 ? &overlap_exact : nullptr);
   read_rows(rows, query_rows, s.float64 ? &query_exact : nullptr);
-  std::vector<bf16_bits> overlap16(std::size_t(n * d));
-  to_bf16(overlap_rows.data(), n * d, overlap16.data());
+  std::vector<bf16> overlap16(std::size_t(n * d));
+  narrow_bf16(overlap_rows.data(), n * d, overlap16.data());
 
   const clp::detail::block_plan plan = clp::detail::balance_blocks(missing, s.block, threads);
   const Index block = plan.rows;
@@ -833,7 +754,7 @@ int run_agreement(const settings& s) {
 
   struct worker {
     std::vector<float> queries, cosines, cosines16;
-    std::vector<bf16_bits> queries16;
+    std::vector<bf16> queries16;
     row_major_matrix queries_widened;  // emulation
     row_major_double queries_exact, cosines_exact;
     std::vector<std::byte> scratchpad;
@@ -847,7 +768,7 @@ int run_agreement(const settings& s) {
     w.queries.assign(std::size_t(block * d), 0.0f);
     w.cosines.assign(std::size_t(block * n), 0.0f);
     w.cosines16.assign(std::size_t(block * n), 0.0f);
-    w.queries16.assign(std::size_t(block * d), 0);
+    w.queries16.assign(std::size_t(block * d), bf16{});
     if (product) w.scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
     else w.queries_widened.resize(block, d);
     if (s.float64) w.queries_exact = row_major_double::Zero(block, d), w.cosines_exact.resize(block, n);
@@ -862,7 +783,7 @@ int run_agreement(const settings& s) {
     std::memcpy(w.queries.data(), query_rows.data() + row0 * d, sizeof(float) * std::size_t(m * d));
     std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
     float_cosines(w.queries.data(), block, overlap_rows.data(), n, d, w.cosines.data());
-    to_bf16(w.queries.data(), block * d, w.queries16.data());
+    narrow_bf16(w.queries.data(), block * d, w.queries16.data());
     if (product) {
       product->run(w.queries16.data(), w.cosines16.data(), w.scratchpad.data());
     } else {

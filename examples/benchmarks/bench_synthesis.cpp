@@ -20,10 +20,7 @@
 
 #include <Eigen/Core>
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -38,14 +35,12 @@
 #include <omp.h>
 #endif
 
-// OpenBLAS controls, resolved at run time: null when the program is not linked to OpenBLAS.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-extern "C" char* openblas_get_corename(void) __attribute__((weak));
+#include "bench_support.hpp"
 
 namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using clock_type = std::chrono::steady_clock;
+using namespace clp_bench;
 
 struct shape {
   clp::Index target_vocab = 8000, overlap = 2000, helper_dim = 256, source_dim = 1024;
@@ -149,73 +144,8 @@ int hardware_threads() {
 #endif
 }
 
-std::string blas_backend() {
-#ifdef CLP_HAVE_BLAS
-  if (openblas_get_corename) return std::string("openblas:") + openblas_get_corename();
-  return "blas";
-#else
-  return "eigen";
-#endif
-}
-
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
-
-// User + system CPU seconds of the whole process so far: with the wall time, shows how much a
-// measurement was slowed by other processes on the cores (cpu / wall near the thread count
-// means the workers had the cores to themselves).
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// --- random numbers: a counter-based stream per (seed, stream, row), so rows fill in parallel
-// and the result does not depend on the thread count.
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// n standard normal floats (Box-Muller on 53-bit uniforms) from the stream named by key.
-void fill_standard_normal(float* out, clp::Index n, std::uint64_t key) {
-  std::uint64_t state = key;
-  splitmix64(state);
-  constexpr double two_pi = 6.283185307179586;
-  for (clp::Index c = 0; c < n; c += 2) {
-    const double u1 = (double(splitmix64(state) >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
-    const double u2 = double(splitmix64(state) >> 11) * 0x1.0p-53;          // [0, 1)
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    out[c] = static_cast<float>(radius * std::cos(two_pi * u2));
-    if (c + 1 < n) out[c + 1] = static_cast<float>(radius * std::sin(two_pi * u2));
-  }
-}
-
-std::uint64_t stream_key(std::uint64_t seed, std::uint64_t stream, std::uint64_t row) {
-  std::uint64_t state = seed * 0x100000001B3ull + stream;
-  std::uint64_t key = splitmix64(state);
-  state = key ^ (row * 0xD1B54A32D192ED03ull);
-  return splitmix64(state);
-}
-
-// rows x cols, row-major: N(0, 1) + scale * one shared N(0, 1) row.
+// rows x cols, row-major: N(0, 1) + scale * one shared N(0, 1) row (bench_support.hpp's
+// counter-based streams, so rows fill in parallel).
 row_major anisotropic(clp::Index rows, clp::Index cols, float scale, std::uint64_t seed, std::uint64_t stream) {
   std::vector<float> shared(static_cast<std::size_t>(cols));
   fill_standard_normal(shared.data(), cols, stream_key(seed, stream, ~std::uint64_t(0)));
