@@ -976,6 +976,8 @@ class block_engine {
 /// The counts and statistics of the rows a token names; padding rows are only counted.
 inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& report) {
   std::vector<double> effective, output_norm;
+  effective.reserve(outcomes.flags.size());
+  output_norm.reserve(outcomes.flags.size());
   for (std::size_t i = 0; i < outcomes.flags.size(); ++i) {
     const std::uint8_t flag = outcomes.flags[i];
     if (flag & padding) {
@@ -1032,18 +1034,20 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const input
     if (rows.padding[i]) flags[i] = padding;
   row_outcomes outcomes{std::move(flags), std::vector<double>(rows.missing.size(), 0.0),
                         std::vector<double>(rows.missing.size(), 0.0)};
-  const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
-  std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
-  std::mutex progress_mutex;
-  Index rows_done = 0;
-  parallel_for(plan.blocks.count, threads, [&](Index b, int worker) {
-    const Index m = engine.run(b, workers[static_cast<std::size_t>(worker)]);
-    if (options.progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      rows_done += m;
-      options.progress(rows_done, plan.n_missing);
-    }
-  });
+  {
+    const block_engine<Policy> engine(pairs, helper, overlap, rows.missing, policy, plan, scan, panels, outcomes);
+    std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
+    std::mutex progress_mutex;
+    Index rows_done = 0;
+    parallel_for(plan.blocks.count, threads, [&](Index b, int worker) {
+      const Index m = engine.run(b, workers[static_cast<std::size_t>(worker)]);
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        rows_done += m;
+        options.progress(rows_done, plan.n_missing);
+      }
+    });
+  }  // the blocks' scratch (most of the tile budget) is freed before the summary's vectors
   summarise_rows(outcomes, report);
   return report;
 }
