@@ -30,7 +30,7 @@
 
 #include <clp/clp.hpp>
 #include <clp/detail/blocking.hpp>
-#include <clp/detail/parallel.hpp>
+#include <clp/parallel.hpp>
 #include <clp/detail/plan.hpp>
 #include <clp/detail/top_k.hpp>
 

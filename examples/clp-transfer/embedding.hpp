@@ -7,7 +7,7 @@
 #pragma once
 
 #include <clp/detail/erased_view.hpp>
-#include <clp/detail/parallel.hpp>
+#include <clp/parallel.hpp>
 #include <clp/detail/scratch_buffer.hpp>
 #include <clp/matrix_view.hpp>
 

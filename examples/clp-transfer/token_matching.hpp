@@ -246,13 +246,13 @@ inline Index apply_role_matches(vocabulary_overlap& overlap, const std::vector<r
     const auto i = static_cast<std::size_t>(at - overlap.target_ids.begin());
     if (at != overlap.target_ids.end() && *at == target) {
       if (overlap.source_ids[i] == source) continue;
-      (overlap.exact_match[i] ? overlap.exact_matches : overlap.byte_matches) -= 1;
+      (overlap.matched_by[i] == clp::match_reason::exact ? overlap.exact_matches : overlap.byte_matches) -= 1;
       overlap.source_ids[i] = source;
-      overlap.exact_match[i] = false;
+      overlap.matched_by[i] = clp::match_reason::forced;
     } else {
       overlap.target_ids.insert(at, target);
       overlap.source_ids.insert(overlap.source_ids.begin() + static_cast<std::ptrdiff_t>(i), source);
-      overlap.exact_match.insert(overlap.exact_match.begin() + static_cast<std::ptrdiff_t>(i), false);
+      overlap.matched_by.insert(overlap.matched_by.begin() + static_cast<std::ptrdiff_t>(i), clp::match_reason::forced);
       const auto missing = std::lower_bound(overlap.missing_ids.begin(), overlap.missing_ids.end(), target);
       if (missing != overlap.missing_ids.end() && *missing == target) overlap.missing_ids.erase(missing);
     }

@@ -24,7 +24,7 @@
 
 #include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
-#include <clp/detail/parallel.hpp>
+#include <clp/parallel.hpp>
 #include <clp/detail/plan.hpp>
 #include <clp/detail/top_k.hpp>
 #include <clp/detail/validation.hpp>

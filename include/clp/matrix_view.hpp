@@ -37,6 +37,66 @@ template <class T>
 inline constexpr bool is_scalar_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                     std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
 
+/// The element types of is_scalar_v as a run-time value: the element type of a
+/// matrix_view<const void> (a view whose type is known only at run time, as a checkpoint's
+/// dtype or a torch::Tensor's is).
+enum class element_type { float32, float64, float16, bfloat16 };
+
+/// The element_type of T (float, double, Eigen::half or Eigen::bfloat16, const or not).
+template <class T>
+constexpr element_type element_type_of() {
+  using U = std::remove_const_t<T>;
+  static_assert(is_scalar_v<U>, "clp::element_type_of: T must be float, double, Eigen::half or Eigen::bfloat16");
+  if constexpr (std::is_same_v<U, float>)
+    return element_type::float32;
+  else if constexpr (std::is_same_v<U, double>)
+    return element_type::float64;
+  else if constexpr (std::is_same_v<U, Eigen::half>)
+    return element_type::float16;
+  else
+    return element_type::bfloat16;
+}
+
+/// "float32", "float64", "float16" or "bfloat16".
+constexpr const char* element_type_name(element_type type) {
+  switch (type) {
+    case element_type::float32:
+      return "float32";
+    case element_type::float64:
+      return "float64";
+    case element_type::float16:
+      return "float16";
+    case element_type::bfloat16:
+      break;
+  }
+  return "bfloat16";
+}
+
+/// Bytes per element: 4, 8, 2 or 2.
+constexpr std::size_t element_size(element_type type) {
+  return type == element_type::float64 ? 8 : type == element_type::float32 ? 4 : 2;
+}
+
+namespace detail {
+
+/// The shape checks every view's constructor makes (typed or not).
+inline void check_view_shape(bool null_data, Index rows, Index cols, Index outer_stride, storage_order order) {
+  if (rows < 0 || cols < 0)
+    throw invalid_argument({"clp::matrix_view", "", "", "", -1, -1},
+                           "negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
+  const Index inner = order == storage_order::row_major ? cols : rows;
+  const Index outer = order == storage_order::row_major ? rows : cols;
+  if (outer > 1 && outer_stride < inner)
+    throw invalid_argument(
+        {"clp::matrix_view", "", "", "", -1, -1},
+        "outer stride " + std::to_string(outer_stride) + " is smaller than the inner size " + std::to_string(inner));
+  if (null_data && rows * cols != 0)
+    throw invalid_argument({"clp::matrix_view", "", "", "", -1, -1},
+                           "null data for a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+}
+
+}  // namespace detail
+
 /// A strided 2-D view of caller-owned memory: element (r, c) lives at
 /// `data[r * outer_stride + c]` (row-major) or `data[c * outer_stride + r]` (column-major).
 /// T may be const. This is also the raw-buffer entry point:
@@ -60,16 +120,7 @@ class matrix_view {
   /// @param order         storage order of the buffer
   matrix_view(T* data, Index rows, Index cols, Index outer_stride, storage_order order)
       : data_(data), rows_(rows), cols_(cols), outer_stride_(outer_stride), order_(order) {
-    if (rows < 0 || cols < 0)
-      detail::fail("clp::matrix_view: negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
-    const Index inner = order == storage_order::row_major ? cols : rows;
-    const Index outer = order == storage_order::row_major ? rows : cols;
-    if (outer > 1 && outer_stride < inner)
-      detail::fail("clp::matrix_view: outer stride " + std::to_string(outer_stride) +
-                   " is smaller than the inner size " + std::to_string(inner));
-    if (data == nullptr && rows * cols != 0)
-      detail::fail("clp::matrix_view: null data for a " + std::to_string(rows) + " x " + std::to_string(cols) +
-                   " matrix");
+    detail::check_view_shape(data == nullptr, rows, cols, outer_stride, order);
   }
 
   /// A contiguous buffer: the outer stride is the inner size.
@@ -103,6 +154,135 @@ class matrix_view {
   Index outer_stride_ = 0;
   storage_order order_ = storage_order::row_major;
 };
+
+namespace detail {
+
+/// A strided 2-D view whose element type is a run-time value (Void: void or const void).
+template <class Void>
+class untyped_view {
+ public:
+  untyped_view() = default;
+
+  /// As matrix_view<T>'s constructor, with the element type given at run time.
+  untyped_view(Void* data, element_type type, Index rows, Index cols, Index outer_stride, storage_order order)
+      : data_(data), type_(type), rows_(rows), cols_(cols), outer_stride_(outer_stride), order_(order) {
+    check_view_shape(data == nullptr, rows, cols, outer_stride, order);
+  }
+
+  Void* data() const { return data_; }
+  element_type type() const { return type_; }
+  Index rows() const { return rows_; }
+  Index cols() const { return cols_; }
+  Index outer_stride() const { return outer_stride_; }
+  storage_order order() const { return order_; }
+  Index row_stride() const { return order_ == storage_order::row_major ? outer_stride_ : 1; }
+  Index col_stride() const { return order_ == storage_order::row_major ? 1 : outer_stride_; }
+
+ private:
+  Void* data_ = nullptr;
+  element_type type_ = element_type::float32;
+  Index rows_ = 0;
+  Index cols_ = 0;
+  Index outer_stride_ = 0;
+  storage_order order_ = storage_order::row_major;
+};
+
+}  // namespace detail
+
+/// A read-only view whose element type is known only at run time: a checkpoint's tensor, a
+/// torch::Tensor. Every algorithm takes it like a typed view; the engine reads (and converts)
+/// its elements by their run-time type, so one compiled engine serves every type.
+///     clp::matrix_view<const void> v(ptr, clp::element_type::bfloat16, rows, cols, ld,
+///                                    clp::storage_order::row_major);
+/// A typed view converts to it; `as<T>()` and `clp::visit` go back to the typed view.
+template <>
+class matrix_view<const void> : public detail::untyped_view<const void> {
+ public:
+  using detail::untyped_view<const void>::untyped_view;
+  matrix_view() = default;
+  /// Any typed view, read-only or not.
+  template <class T, class = std::enable_if_t<is_scalar_v<std::remove_const_t<T>>>>
+  matrix_view(const matrix_view<T>& v)  // NOLINT(google-explicit-constructor)
+      : untyped_view(v.data(), element_type_of<T>(), v.rows(), v.cols(), v.outer_stride(), v.order()) {}
+
+  /// The typed view; T (const or not) must be the element type.
+  /// @throws clp::invalid_argument when it is not
+  template <class T>
+  matrix_view<const T> as() const;
+};
+
+/// A writable view whose element type is known only at run time (an output); see
+/// matrix_view<const void>.
+template <>
+class matrix_view<void> : public detail::untyped_view<void> {
+ public:
+  using detail::untyped_view<void>::untyped_view;
+  matrix_view() = default;
+  /// Any writable typed view.
+  template <class T, class = std::enable_if_t<is_scalar_v<T>>>
+  matrix_view(const matrix_view<T>& v)  // NOLINT(google-explicit-constructor)
+      : untyped_view(v.data(), element_type_of<T>(), v.rows(), v.cols(), v.outer_stride(), v.order()) {}
+  /// Read-only from here on.
+  operator matrix_view<const void>() const {  // NOLINT(google-explicit-constructor)
+    return {data(), type(), rows(), cols(), outer_stride(), order()};
+  }
+
+  /// The typed view; T must be the element type.
+  /// @throws clp::invalid_argument when it is not
+  template <class T>
+  matrix_view<T> as() const;
+};
+
+namespace detail {
+template <class T>
+void check_element_type(element_type type) {
+  if (element_type_of<T>() != type)
+    throw invalid_argument(
+        {"clp::matrix_view::as", "", "", "", -1, -1},
+        std::string("the view holds ") + element_type_name(type) + ", not " + element_type_name(element_type_of<T>()));
+}
+}  // namespace detail
+
+template <class T>
+matrix_view<const T> matrix_view<const void>::as() const {
+  detail::check_element_type<T>(type());
+  return {static_cast<const std::remove_const_t<T>*>(data()), rows(), cols(), outer_stride(), order()};
+}
+
+template <class T>
+matrix_view<T> matrix_view<void>::as() const {
+  static_assert(!std::is_const_v<T>, "clp::matrix_view<void>::as: ask for a writable type");
+  detail::check_element_type<T>(type());
+  return {static_cast<T*>(data()), rows(), cols(), outer_stride(), order()};
+}
+
+/// Calls f with the typed view of `v` (matrix_view<const T> for a read-only view,
+/// matrix_view<T> for a writable one), T its run-time element type; returns what f returns
+/// (the same type for every T). The one dispatch on a run-time element type.
+template <class Void, class F, class = std::enable_if_t<std::is_void_v<Void>>>
+decltype(auto) visit(const matrix_view<Void>& v, F&& f) {
+  using namespace std;
+  constexpr bool read_only = is_const_v<Void>;
+  using f32 = conditional_t<read_only, const float, float>;
+  using f64 = conditional_t<read_only, const double, double>;
+  using f16 = conditional_t<read_only, const Eigen::half, Eigen::half>;
+  using bf16 = conditional_t<read_only, const Eigen::bfloat16, Eigen::bfloat16>;
+  const auto typed = [&v](auto* tag) {
+    using T = remove_pointer_t<decltype(tag)>;
+    return matrix_view<T>(static_cast<T*>(v.data()), v.rows(), v.cols(), v.outer_stride(), v.order());
+  };
+  switch (v.type()) {
+    case element_type::float32:
+      return f(typed(static_cast<f32*>(nullptr)));
+    case element_type::float64:
+      return f(typed(static_cast<f64*>(nullptr)));
+    case element_type::float16:
+      return f(typed(static_cast<f16*>(nullptr)));
+    case element_type::bfloat16:
+      break;
+  }
+  return f(typed(static_cast<bf16*>(nullptr)));
+}
 
 /// Customization point: specialize for your matrix type M, providing
 ///     static matrix_view<const T> view(const M&);   // read access

@@ -8,7 +8,7 @@
 /// <clp/baselines.hpp>.
 
 #include <clp/detail/erased_view.hpp>
-#include <clp/detail/parallel.hpp>
+#include <clp/parallel.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 

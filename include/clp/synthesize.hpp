@@ -35,7 +35,7 @@
 
 #include <clp/detail/blocking.hpp>
 #include <clp/detail/erased_view.hpp>
-#include <clp/detail/parallel.hpp>
+#include <clp/parallel.hpp>
 #include <clp/detail/plan.hpp>
 #include <clp/detail/reductions.hpp>
 #include <clp/detail/scratch_buffer.hpp>

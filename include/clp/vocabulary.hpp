@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <string>
@@ -33,15 +34,27 @@ enum class token_match {
   bytes,
 };
 
+/// Why a target token takes the row of a source token.
+enum class match_reason : std::uint8_t {
+  exact,   ///< the two tokens are the same string
+  bytes,   ///< the strings differ but stand for the same bytes (or have the same normalised key)
+  forced,  ///< the caller said so: intersect_options::forced_pairs (special tokens by role, say)
+};
+
+/// A target row that must take a source row, whatever the tokens' strings.
+struct forced_pair {
+  Index target_id = 0;
+  Index source_id = 0;
+};
+
 /// The result of intersect_vocabularies.
 struct vocabulary_overlap {
   /// Overlapping tokens as parallel arrays, sorted by target id: target token
   /// target_ids[i] takes the row of source token source_ids[i]. Each target id appears once.
   std::vector<Index> target_ids;
   std::vector<Index> source_ids;
-  /// Parallel to target_ids: true when the pair's two tokens are the same string, false when
-  /// they were matched by the bytes they stand for (or by the normaliser's key).
-  std::vector<bool> exact_match;
+  /// Parallel to target_ids: why the pair was made.
+  std::vector<match_reason> matched_by;
   /// Every target row in [0, target_rows) that is not in target_ids, ascending. This includes
   /// rows no token names (padding rows of an embedding matrix larger than its vocabulary).
   std::vector<Index> missing_ids;
@@ -54,11 +67,13 @@ struct vocabulary_overlap {
   /// Tokens in each vocabulary (the paper's |Vs| and |Vt|).
   Index source_vocab_size = 0;
   Index target_vocab_size = 0;
-  /// Pairs whose two tokens are the same string (true in exact_match).
+  /// Pairs whose two tokens are the same string (match_reason::exact).
   Index exact_matches = 0;
   /// Pairs whose strings differ but whose bytes (or normalised keys) are the same.
-  /// exact_matches + byte_matches == size().
   Index byte_matches = 0;
+  /// Pairs the caller forced (intersect_options::forced_pairs), whatever the strings.
+  /// exact_matches + byte_matches + forced_matches == size().
+  Index forced_matches = 0;
   /// Target tokens whose string is also a source token: the overlap an exact match gives
   /// (the paper's |Vs ∩ Vt|), whichever match was asked for. With token_match::bytes it can
   /// exceed exact_matches: a string both vocabularies hold but that stands for different
@@ -94,6 +109,12 @@ struct intersect_options {
   /// false: an overlap without a shared token is an error (a transfer from it copies nothing).
   /// true: it is a result, for counting (every target row is then missing).
   bool allow_empty_overlap = false;
+  /// Pairs decided before any matching: target row target_id takes source row source_id
+  /// (special tokens matched by their role, say). A forced pair replaces the target token's
+  /// match or adds one (also for a row no target token names); it counts as forced_matches.
+  /// Each target id at most once; ids must fit source_rows and target_rows where those are
+  /// given.
+  std::vector<forced_pair> forced_pairs{};
 };
 
 namespace detail {
@@ -244,6 +265,46 @@ checked_vocabulary checked_entries(const Vocabulary& vocabulary, const char* whi
 
 }  // namespace detail
 
+namespace detail {
+
+/// Puts options.forced_pairs into `pairs` (target, source, reason; not yet sorted), replacing
+/// the pair of the same target id, and raises max_target_id to cover them.
+template <class Pair>
+void apply_forced_pairs(const intersect_options& options, Index& max_target_id, std::vector<Pair>& pairs) {
+  if (options.forced_pairs.empty()) return;
+  const auto refuse = [](const std::string& problem) {
+    throw invalid_argument({"clp::intersect_vocabularies", "", "", "forced_pairs", -1, -1}, problem);
+  };
+  std::vector<forced_pair> forced = options.forced_pairs;
+  std::sort(forced.begin(), forced.end(),
+            [](const forced_pair& a, const forced_pair& b) { return a.target_id < b.target_id; });
+  for (std::size_t i = 0; i < forced.size(); ++i) {
+    const forced_pair& f = forced[i];
+    const std::string which =
+        "pair (target " + std::to_string(f.target_id) + ", source " + std::to_string(f.source_id) + ")";
+    if (f.target_id < 0 || (options.target_rows >= 0 && f.target_id >= options.target_rows))
+      refuse(which + ": target id is outside the " + std::to_string(std::max<Index>(options.target_rows, 0)) +
+             " target rows");
+    if (f.source_id < 0 || (options.source_rows >= 0 && f.source_id >= options.source_rows))
+      refuse(which + ": source id is outside the " + std::to_string(std::max<Index>(options.source_rows, 0)) +
+             " source rows");
+    if (i > 0 && forced[i - 1].target_id == f.target_id)
+      refuse("target id " + std::to_string(f.target_id) + " is forced twice");
+  }
+  const auto is_forced = [&forced](Index target) {
+    return std::binary_search(forced.begin(), forced.end(), forced_pair{target, 0},
+                              [](const forced_pair& a, const forced_pair& b) { return a.target_id < b.target_id; });
+  };
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const Pair& p) { return is_forced(p.target); }),
+              pairs.end());
+  for (const forced_pair& f : forced) {
+    pairs.push_back({f.target_id, f.source_id, match_reason::forced});
+    max_target_id = std::max(max_target_id, f.target_id);
+  }
+}
+
+}  // namespace detail
+
 /// Intersects two vocabularies: which target tokens take the row of which source token.
 ///
 /// The source row of a target token t:
@@ -327,7 +388,7 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
 
   struct pair {
     Index target, source;
-    bool exact;
+    match_reason reason;
   };
   std::vector<pair> pairs;
   Index max_target_id = -1;
@@ -338,7 +399,7 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
     const bool shared = same != nullptr;
     result.shared_strings += shared;
     if (!keyed) {
-      if (shared) pairs.push_back({target_id, *same, true});
+      if (shared) pairs.push_back({target_id, *same, match_reason::exact});
       continue;
     }
     key.clear();
@@ -351,15 +412,16 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
         same_key = source_key == key;
       }
       if (same_key) {
-        pairs.push_back({target_id, *same, true});
+        pairs.push_back({target_id, *same, match_reason::exact});
         continue;
       }
     }
     if (const Index* const hit = source_by_key.find(key))
-      pairs.push_back({target_id, *hit, false});
+      pairs.push_back({target_id, *hit, match_reason::bytes});
     else if (shared)
-      pairs.push_back({target_id, *same, true});
+      pairs.push_back({target_id, *same, match_reason::exact});
   }
+  detail::apply_forced_pairs(options, max_target_id, pairs);
   if (pairs.empty() && !options.allow_empty_overlap)
     detail::fail(std::string("clp::intersect_vocabularies: the vocabularies share no token") +
                  (by_bytes ? ", by string or by bytes" : "") + " (" + std::to_string(result.source_vocab_size) +
@@ -368,14 +430,15 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
   std::sort(pairs.begin(), pairs.end(), [](const pair& a, const pair& b) { return a.target < b.target; });
   result.target_ids.reserve(pairs.size());
   result.source_ids.reserve(pairs.size());
-  result.exact_match.reserve(pairs.size());
+  result.matched_by.reserve(pairs.size());
   for (const pair& p : pairs) {
     result.target_ids.push_back(p.target);
     result.source_ids.push_back(p.source);
-    result.exact_match.push_back(p.exact);
-    result.exact_matches += p.exact;
+    result.matched_by.push_back(p.reason);
+    result.exact_matches += p.reason == match_reason::exact;
+    result.byte_matches += p.reason == match_reason::bytes;
+    result.forced_matches += p.reason == match_reason::forced;
   }
-  result.byte_matches = result.size() - result.exact_matches;
 
   const Index rows = options.target_rows >= 0 ? options.target_rows : max_target_id + 1;
   result.missing_ids.reserve(static_cast<std::size_t>(rows) - pairs.size());

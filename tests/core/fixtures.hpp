@@ -11,8 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "../common/error_of.hpp"
-#include "../common/oracle.hpp"
+#include "../support/error_of.hpp"
+#include "../support/oracle.hpp"
 
 #include <clp/adapters/xtensor.hpp>
 #include <clp/clp.hpp>
@@ -177,7 +177,7 @@ inline double max_relative_row_error(const oracle::matrix& got, const oracle::ma
   return max_error;
 }
 
-/// The message of the clp::error thrown by f, or "" when f throws nothing (tests/common).
+/// The message of the clp::error thrown by f, or "" when f throws nothing (tests/support).
 using clp_test::error_of;
 
 /// synthesis_options by field name (the struct grows; positional braces would break).

@@ -90,8 +90,15 @@ TEST_CASE("matrix_view: shapes and strides it cannot describe are clp::error") {
   const std::string null = error_of([&] { matrix_view<float>(nullptr, 2, 2, 2, storage_order::row_major); });
   CHECK(null.find("null data for a 2 x 2 matrix") != std::string::npos);
 
-  // A clp::error is a std::invalid_argument.
-  CHECK_THROWS_AS(matrix_view<float>(nullptr, 1, 1, 1, storage_order::row_major), std::invalid_argument);
+  // The kind of error, and where: a caller branches on these, not on the message.
+  try {
+    matrix_view<float>(nullptr, 1, 1, 1, storage_order::row_major);
+    FAIL("no error");
+  } catch (const clp::invalid_argument& e) {
+    CHECK(e.kind() == clp::error_kind::invalid_argument);
+    CHECK(e.facts().context == "clp::matrix_view");
+    CHECK(e.problem() == "null data for a 1 x 1 matrix");
+  }
 }
 
 TEST_CASE("matrix_view: single rows or columns and empty matrices need no stride") {
@@ -159,4 +166,42 @@ TEST_CASE("widen_bf16 and narrow_bf16: bit for bit Eigen's scalar conversions") 
   for (std::size_t i = 0; i < floats.size(); ++i)
     narrow_mismatches += narrow[i].value != Eigen::bfloat16(floats[i]).value;
   CHECK(narrow_mismatches == 0);
+}
+
+TEST_CASE("matrix_view<const void>: a view whose element type is known at run time") {
+  std::vector<Eigen::bfloat16> buffer(12);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = Eigen::bfloat16(float(i));
+  const matrix_view<Eigen::bfloat16> typed(buffer.data(), 3, 4, storage_order::row_major);
+  const matrix_view<const void> untyped = typed;  // a typed view converts
+  CHECK(untyped.type() == clp::element_type::bfloat16);
+  CHECK(untyped.rows() == 3);
+  CHECK(untyped.cols() == 4);
+  CHECK(untyped.as<Eigen::bfloat16>()(2, 3) == Eigen::bfloat16(11.0f));
+  CHECK_THROWS_AS(untyped.as<float>(), clp::invalid_argument);
+  CHECK(clp::element_type_name(clp::element_type_of<const Eigen::half>()) == std::string("float16"));
+  CHECK(clp::element_size(clp::element_type::float64) == 8);
+
+  // visit: the one dispatch on the run-time type, with the typed view.
+  const float sum = clp::visit(untyped, [](auto v) {
+    float total = 0;
+    for (clp::Index r = 0; r < v.rows(); ++r)
+      for (clp::Index c = 0; c < v.cols(); ++c) total += static_cast<float>(v(r, c));
+    return total;
+  });
+  CHECK(sum == 66.0f);
+
+  // A writable one is written through its typed view, and converts to a read-only one.
+  std::vector<double> out(6, 0.0);
+  const matrix_view<void> writable(out.data(), clp::element_type::float64, 2, 3, 2, storage_order::column_major);
+  clp::visit(writable, [](auto v) { v(1, 2) = static_cast<typename decltype(v)::value_type>(5.0f); });
+  CHECK(out[5] == 5.0);
+  const matrix_view<const void> read_only = writable;
+  CHECK(read_only.order() == storage_order::column_major);
+
+  // The shape checks of the typed view.
+  CHECK_THROWS_AS(matrix_view<const void>(nullptr, clp::element_type::float32, 2, 2, 2, storage_order::row_major),
+                  clp::invalid_argument);
+  CHECK_THROWS_AS(
+      matrix_view<const void>(buffer.data(), clp::element_type::bfloat16, 3, 4, 3, storage_order::row_major),
+      clp::invalid_argument);
 }

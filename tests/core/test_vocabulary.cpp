@@ -4,7 +4,7 @@
 // bytes: its rules, real tokenizers of several families against tests/data/count_overlaps.py
 // (an independent Python oracle), and vocabularies respelled in another family's spelling.
 
-#include "../common/utf8.hpp"
+#include "../support/utf8.hpp"
 #include "fixtures.hpp"
 
 #include <clp/vocabulary.hpp>
@@ -87,10 +87,14 @@ class json_object_reader {
     for (int i = 0; i < 4; ++i) {
       const char c = text_[at_++];
       value <<= 4;
-      if (c >= '0' && c <= '9') value |= unsigned(c - '0');
-      else if (c >= 'a' && c <= 'f') value |= unsigned(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') value |= unsigned(c - 'A' + 10);
-      else fail("bad hex digit");
+      if (c >= '0' && c <= '9')
+        value |= unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        value |= unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        value |= unsigned(c - 'A' + 10);
+      else
+        fail("bad hex digit");
     }
     return value;
   }
@@ -107,14 +111,30 @@ class json_object_reader {
       }
       if (at_ >= text_.size()) fail("unterminated escape");
       switch (const char e = text_[at_++]) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           std::uint32_t cp = hex4();
           if (cp >= 0xD800 && cp < 0xDC00) {
@@ -129,7 +149,8 @@ class json_object_reader {
           clp_test::append_utf8(out, cp);
           break;
         }
-        default: fail(std::string("unknown escape \\") + e);
+        default:
+          fail(std::string("unknown escape \\") + e);
       }
     }
   }
@@ -310,7 +331,7 @@ TEST_CASE("intersect_vocabularies: empty vocabularies and an empty overlap are e
   const std::vector<std::string> other{"x", "y", "z"};
   CHECK(contains(error_of([&] { clp::intersect_vocabularies(some, other); }),
                  "share no token (2 source, 3 target tokens)"));
-  CHECK_THROWS_AS(clp::intersect_vocabularies(some, other), std::invalid_argument);
+  CHECK_THROWS_AS(clp::intersect_vocabularies(some, other), clp::invalid_argument);
 }
 
 TEST_CASE("intersect_vocabularies: duplicate tokens and ids are errors naming the token") {
@@ -326,8 +347,13 @@ TEST_CASE("intersect_vocabularies: duplicate tokens and ids are errors naming th
 TEST_CASE("intersect_vocabularies: the normaliser matches differently spelled tokens, lowest source id wins") {
   // The source spells word starts with 'Ġ', the target with '▁'; "Ġthe" and "the" collide in the
   // source after normalisation, and the lower id (1) wins.
-  const std::vector<std::string> source{"x", "the", "\xC4\xA0the", "\xC4\xA0" "cat"};
-  const std::vector<std::string> target{"\xE2\x96\x81" "cat", "dog", "\xE2\x96\x81the"};
+  const std::vector<std::string> source{"x", "the", "\xC4\xA0the",
+                                        "\xC4\xA0"
+                                        "cat"};
+  const std::vector<std::string> target{
+      "\xE2\x96\x81"
+      "cat",
+      "dog", "\xE2\x96\x81the"};
   auto normalize = [](std::string_view token) {
     for (std::string_view marker : {std::string_view("\xC4\xA0"), std::string_view("\xE2\x96\x81")})
       if (token.substr(0, marker.size()) == marker) return std::string(token.substr(marker.size()));
@@ -364,7 +390,9 @@ TEST_CASE("GPT-2 vocabulary: parsed entries") {
   CHECK(tokens[1] == "\"");
   CHECK(tokens[256] == "\xC4\xA0t");
   CHECK(tokens[262] == "\xC4\xA0the");
-  CHECK(tokens[4587] == "\xC4\xA0" "der");
+  CHECK(tokens[4587] ==
+        "\xC4\xA0"
+        "der");
   CHECK(tokens[50255] == "\xC4\xA0gazed");
   CHECK(tokens[50256] == "<|endoftext|>");
   const std::unordered_set<std::string> unique(tokens.begin(), tokens.end());
@@ -437,8 +465,8 @@ TEST_CASE("GPT-2 vocabulary: a shuffled subset plus 500 invented tokens") {
   ids.resize(20000);
 
   const std::unordered_set<std::string> known(tokens.begin(), tokens.end());
-  std::vector<std::string> target;  // position = target id
-  std::vector<clp::Index> source_of;     // GPT-2 id per target id, -1 for an invented token
+  std::vector<std::string> target;    // position = target id
+  std::vector<clp::Index> source_of;  // GPT-2 id per target id, -1 for an invented token
   for (clp::Index id : ids) {
     target.push_back(tokens[std::size_t(id)]);
     source_of.push_back(id);
@@ -505,6 +533,13 @@ std::vector<bool> flags(std::initializer_list<int> values) {
   return out;
 }
 
+/// Per pair: whether it was an exact string match.
+std::vector<bool> exact_flags(const clp::vocabulary_overlap& o) {
+  std::vector<bool> out;
+  for (clp::match_reason reason : o.matched_by) out.push_back(reason == clp::match_reason::exact);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("intersect_vocabularies by bytes: exact strings first, then the lowest id with the same bytes") {
@@ -519,7 +554,7 @@ TEST_CASE("intersect_vocabularies by bytes: exact strings first, then the lowest
   // "Ġ" (a space): no source token is spelled "Ġ"; of the two that are a space, the lowest id.
   // "a": "<0x61>" (id 4) is also the byte 'a', but the exact string "a" (id 5) wins.
   CHECK(o.source_ids == std::vector<clp::Index>{0, 2, 3, 5});
-  CHECK(o.exact_match == flags({0, 1, 0, 1}));
+  CHECK(exact_flags(o) == flags({0, 1, 0, 1}));
   CHECK(o.exact_matches == 2);
   CHECK(o.byte_matches == 2);
   CHECK(o.shared_strings == 2);
@@ -532,7 +567,7 @@ TEST_CASE("intersect_vocabularies by bytes: exact strings first, then the lowest
   CHECK(exact.exact_matches == 2);
   CHECK(exact.byte_matches == 0);
   CHECK(exact.shared_strings == 2);
-  CHECK(exact.exact_match == flags({1, 1}));
+  CHECK(exact_flags(exact) == flags({1, 1}));
 }
 
 TEST_CASE("intersect_vocabularies by bytes: a string that stands for other bytes takes the row with its bytes") {
@@ -543,7 +578,7 @@ TEST_CASE("intersect_vocabularies by bytes: a string that stands for other bytes
   const auto options = by_bytes(token_spelling::sentencepiece, token_spelling::byte_level);
   const auto o = clp::intersect_vocabularies(source, target, options);
   CHECK(o.source_ids == std::vector<clp::Index>{5});  // the byte, not the lower-id character
-  CHECK(o.exact_match == flags({0}));
+  CHECK(exact_flags(o) == flags({0}));
   CHECK(o.shared_strings == 1);
   CHECK(o.exact_matches == 0);
   CHECK(o.byte_matches == 1);
@@ -552,7 +587,7 @@ TEST_CASE("intersect_vocabularies by bytes: a string that stands for other bytes
   const std::vector<std::pair<std::string, int>> no_byte{{inverted_exclamation, 2}};
   const auto fallback = clp::intersect_vocabularies(no_byte, target, options);
   CHECK(fallback.source_ids == std::vector<clp::Index>{2});
-  CHECK(fallback.exact_match == flags({1}));
+  CHECK(exact_flags(fallback) == flags({1}));
   CHECK(fallback.exact_matches == 1);
 }
 
@@ -576,14 +611,14 @@ TEST_CASE("intersect_vocabularies by bytes: the word '▁house', 'Ġhouse', 'hou
                                                  by_bytes(token_spelling::sentencepiece, token_spelling::byte_level));
   CHECK(sp_bl.target_ids == std::vector<clp::Index>{1, 2});
   CHECK(sp_bl.source_ids == std::vector<clp::Index>{0, 1});
-  CHECK(sp_bl.exact_match == flags({0, 1}));
+  CHECK(exact_flags(sp_bl) == flags({0, 1}));
   const auto wp_bl = clp::intersect_vocabularies(wordpiece, byte_level,
                                                  by_bytes(token_spelling::wordpiece, token_spelling::byte_level));
   // "house" is " house" in WordPiece: it meets "Ġhouse", not the byte-level "house"; "##house"
   // meets that one; "##s" meets "s".
   CHECK(wp_bl.target_ids == std::vector<clp::Index>{0, 1, 2});
   CHECK(wp_bl.source_ids == std::vector<clp::Index>{2, 1, 0});
-  CHECK(wp_bl.exact_match == flags({0, 0, 0}));
+  CHECK(exact_flags(wp_bl) == flags({0, 0, 0}));
   CHECK(wp_bl.shared_strings == 1);  // "house" is in both, standing for different bytes
 }
 
@@ -611,7 +646,7 @@ TEST_CASE("intersect_vocabularies by bytes: the normaliser maps the bytes") {
   const auto o = clp::intersect_vocabularies(source, target, options);
   CHECK(o.target_ids == std::vector<clp::Index>{0, 1, 2});
   CHECK(o.source_ids == std::vector<clp::Index>{0, 1, 1});
-  CHECK(o.exact_match == flags({0, 0, 1}));
+  CHECK(exact_flags(o) == flags({0, 0, 1}));
 }
 
 TEST_CASE("intersect_vocabularies with a normaliser: the exact string wins over a lower id with the same key") {
@@ -626,7 +661,7 @@ TEST_CASE("intersect_vocabularies with a normaliser: the exact string wins over 
   };
   const auto o = clp::intersect_vocabularies(source, target, options);
   CHECK(o.source_ids == std::vector<clp::Index>{1, 0});
-  CHECK(o.exact_match == flags({1, 0}));
+  CHECK(exact_flags(o) == flags({1, 0}));
 }
 
 TEST_CASE("intersect_vocabularies: an empty overlap may be a result, for counting") {
@@ -717,8 +752,9 @@ void check_against(const clp::vocabulary_overlap& o, const oracle_counts& want) 
   std::size_t exact = 0;
   for (std::size_t i = 0; i < o.target_ids.size(); ++i) {
     checksum += std::uint64_t(o.target_ids[i] + 1) * std::uint64_t(o.source_ids[i] + 1);
-    exact += o.exact_match[i];
-    if (!o.exact_match[i] && first.size() < 3) first.emplace_back(o.target_ids[i], o.source_ids[i]);
+    exact += o.matched_by[i] == clp::match_reason::exact;
+    if (o.matched_by[i] != clp::match_reason::exact && first.size() < 3)
+      first.emplace_back(o.target_ids[i], o.source_ids[i]);
   }
   CHECK(checksum == want.pair_checksum);
   CHECK(first == want.first_byte_pairs);
@@ -927,7 +963,7 @@ void check_respelled(const vocabulary& original, token_spelling spelling, std::s
   const auto o = clp::intersect_vocabularies(spelled, original, by_bytes(spelling, token_spelling::byte_level));
   CHECK(o.target_ids == want_target);
   CHECK(o.source_ids == want_source);
-  CHECK(o.exact_match == want_exact);
+  CHECK(exact_flags(o) == want_exact);
 
   // The other way: every respelled token finds its own id in the full byte-level vocabulary.
   const auto back = clp::intersect_vocabularies(original, spelled, by_bytes(token_spelling::byte_level, spelling));
@@ -959,4 +995,49 @@ TEST_CASE("intersect_vocabularies: shared ids are found among sparse ids too, th
       contains(error_of([&] { clp::intersect_vocabularies(sparse, sparse); }), "source tokens 'b' and 'd' share id 7"));
   const std::vector<std::pair<std::string, int>> dense{{"a", 1}, {"b", 0}, {"c", 1}, {"d", 0}};
   CHECK(contains(error_of([&] { clp::intersect_vocabularies(dense, dense); }), "source tokens 'a' and 'c' share id 1"));
+}
+
+TEST_CASE("intersect_vocabularies: forced pairs replace a match or add one, and are counted apart") {
+  // Target "c" (id 2) would match source "c" (id 2) exactly; "<eos>" (target 3) matches nothing.
+  const std::vector<std::string> source{"a", "b", "c", "</s>"};
+  const std::vector<std::string> target{"x", "b", "c", "<eos>", "y"};
+  clp::intersect_options options;
+  options.target_rows = 6;  // row 5 is padding, named by no token
+  options.forced_pairs = {{3, 3}, {2, 0}};
+  const clp::vocabulary_overlap o = clp::intersect_vocabularies(source, target, options);
+  CHECK(o.target_ids == std::vector<clp::Index>{1, 2, 3});
+  CHECK(o.source_ids == std::vector<clp::Index>{1, 0, 3});
+  CHECK(o.matched_by ==
+        std::vector<clp::match_reason>{clp::match_reason::exact, clp::match_reason::forced, clp::match_reason::forced});
+  CHECK(o.exact_matches == 1);
+  CHECK(o.byte_matches == 0);
+  CHECK(o.forced_matches == 2);
+  CHECK(o.exact_matches + o.byte_matches + o.forced_matches == o.size());
+  CHECK(o.missing_ids == std::vector<clp::Index>{0, 4, 5});
+  CHECK(o.unnamed_ids == std::vector<clp::Index>{5});
+  CHECK(o.shared_strings == 2);  // what an exact match gives, forced pairs aside
+
+  // A forced pair alone makes an overlap.
+  clp::intersect_options only;
+  only.forced_pairs = {{0, 0}};
+  CHECK(clp::intersect_vocabularies(std::vector<std::string>{"p"}, std::vector<std::string>{"q"}, only).size() == 1);
+
+  // Ids past the matrices, negative ids and a target forced twice are invalid arguments.
+  const auto refused = [&](std::vector<clp::forced_pair> pairs, const std::string& words) {
+    clp::intersect_options bad;
+    bad.source_rows = 4;
+    bad.target_rows = 6;
+    bad.forced_pairs = std::move(pairs);
+    try {
+      clp::intersect_vocabularies(source, target, bad);
+      FAIL("no error for ", words);
+    } catch (const clp::invalid_argument& e) {
+      CHECK(e.facts().argument == "forced_pairs");
+      CHECK(contains(e.what(), words));
+    }
+  };
+  refused({{6, 0}}, "target id is outside the 6 target rows");
+  refused({{0, 4}}, "source id is outside the 4 source rows");
+  refused({{-1, 0}}, "target id is outside");
+  refused({{1, 0}, {1, 2}}, "target id 1 is forced twice");
 }

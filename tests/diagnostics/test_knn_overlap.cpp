@@ -1,7 +1,7 @@
 // Tests for <clp/knn_overlap.hpp>: the neighbour search against a brute-force double oracle,
 // determinism over threads and tile budgets, the tie rule, the sampled overload, every error,
 // and every kind of input matrix.
-#include "../common/error_of.hpp"
+#include "../support/error_of.hpp"
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/adapters/xtensor.hpp>

@@ -2,7 +2,7 @@
 // for the one-line "<file>: <problem>" errors the I/O layer promises.
 #pragma once
 
-#include "../common/error_of.hpp"
+#include "../support/error_of.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,7 +17,7 @@
 #include <doctest/doctest.h>
 #include <clp/error.hpp>
 
-#include "../common/temp_dir.hpp"
+#include "../support/temp_dir.hpp"
 
 using clp_test::temp_dir;
 

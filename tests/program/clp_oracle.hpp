@@ -1,6 +1,6 @@
 // The expected output of a CLP-Transfer of a fixture pair: the overlap by token string, found
 // here from the fixtures' token lists, and the rows from the test suites' one double-precision
-// oracle (tests/common/oracle.hpp: the paper's formulas, no code shared with the library),
+// oracle (tests/support/oracle.hpp: the paper's formulas, no code shared with the library),
 // applied to the embedding and to an untied head.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../common/oracle.hpp"
+#include "../support/oracle.hpp"
 #include "model_fixtures.hpp"
 
 namespace program_test {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../common/error_of.hpp"
+#include "../support/error_of.hpp"
 #include "language_model_config.hpp"
 #include "vocabulary_tensors.hpp"
 

@@ -48,9 +48,11 @@ namespace clp::io {
 /// What the I/O layer throws for a bad file or a failed system call: a clp::error (so one
 /// `catch (const clp::error&)` takes the library's errors and these), whose message is one
 /// line "<file>: <problem>".
-class error : public clp::error {
+class error : public clp::malformed_file {
  public:
-  using clp::error::error;
+  /// Transitional: the whole message, no fields (being replaced by clp::io_error and
+  /// clp::malformed_file with error_facts).
+  explicit error(std::string message) : clp::malformed_file({}, std::move(message)) {}
 };
 
 namespace detail {

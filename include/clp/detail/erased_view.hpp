@@ -18,6 +18,7 @@
 
 namespace clp::detail {
 
+/// In the order of clp::element_type (float32, float64, float16, bfloat16).
 enum class scalar_kind { f32, f64, f16, bf16 };
 
 template <class T>
@@ -40,7 +41,12 @@ struct basic_erased_view {
 
   template <class T>
   static basic_erased_view from(const matrix_view<T>& v) {
-    return {v.data(), kind_of<std::remove_const_t<T>>(), v.rows(), v.cols(), v.row_stride(), v.col_stride()};
+    if constexpr (std::is_void_v<T>) {
+      static_assert(std::is_const_v<Void> || !std::is_const_v<T>, "an output needs a writable view");
+      return {v.data(), static_cast<scalar_kind>(v.type()), v.rows(), v.cols(), v.row_stride(), v.col_stride()};
+    } else {
+      return {v.data(), kind_of<std::remove_const_t<T>>(), v.rows(), v.cols(), v.row_stride(), v.col_stride()};
+    }
   }
   template <class T>
   T* typed() const {

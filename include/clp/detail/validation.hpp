@@ -5,9 +5,10 @@
 // names the function, the argument and the offending row or id.
 
 #include <clp/detail/erased_view.hpp>
-#include <clp/detail/parallel.hpp>
 #include <clp/error.hpp>
+#include <clp/finite.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/parallel.hpp>
 
 #include <algorithm>
 #include <string>
@@ -15,26 +16,16 @@
 
 namespace clp::detail {
 
-/// Throws naming the first (lowest listed) row of v among `rows` with a NaN or infinite
-/// element. The rows are screened in parallel, in chunks.
+/// Throws clp::non_finite_input naming `name`, the row and the column of the first (in `rows`
+/// order) row of v with a NaN or infinite element. The rows are screened in parallel.
 inline void require_finite_rows(const input_view& v, const char* name, const std::vector<Index>& rows, int threads,
                                 const char* context) {
-  constexpr Index chunk = 1024;
-  const Index n = static_cast<Index>(rows.size());
-  std::vector<Index> first_bad((n + chunk - 1) / chunk, -1);  // per chunk: position in rows
-  parallel_for(Index(first_bad.size()), threads, [&](Index k, int) {
-    for (Index i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i)
-      if (first_non_finite(v, rows[i]) >= 0) {
-        first_bad[k] = i;
-        return;
-      }
-  });
-  for (Index i : first_bad)
-    if (i >= 0) {
-      const Index r = rows[i];
-      fail(std::string(context) + ": '" + name + "' row " + std::to_string(r) + " column " +
-           std::to_string(first_non_finite(v, r)) + " is NaN or infinite");
-    }
+  const matrix_view<const void> view(
+      v.data, static_cast<element_type>(v.kind), v.rows, v.cols,
+      v.row_stride == 1 && v.rows > 1 ? v.col_stride : v.row_stride,
+      v.row_stride == 1 && v.rows > 1 ? storage_order::column_major : storage_order::row_major);
+  if (const auto at = find_non_finite(view, rows, threads))
+    throw non_finite_input({context, "", "", name, at->row, at->column});
 }
 
 /// Throws unless every id is in [0, rows) and the ids ascend strictly.

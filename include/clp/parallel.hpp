@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal: run independent tasks on a fixed number of workers. Which worker runs which task
-// never changes a result: every task writes its own rows, so output is identical for any
-// thread count.
-//
-// Under OpenMP the workers are an OpenMP team, so that Eigen (and OpenMP-aware BLAS) run their
-// products single-threaded inside it: a product Eigen parallelises itself would neither share
-// the cores with our workers nor give the same bits for every thread count. Without OpenMP the
-// workers are std::threads and Eigen's products are single-threaded anyway.
+/// @file
+/// The library's one parallel loop, public so that callers (the programs) run their own
+/// row-parallel work the way the kernels do: independent tasks on a fixed number of workers.
+/// Which worker runs which task never changes a result when every task writes its own rows,
+/// so output is identical for any thread count.
+///
+/// Under OpenMP the workers are an OpenMP team, so that Eigen (and OpenMP-aware BLAS) run their
+/// products single-threaded inside it: a product Eigen parallelises itself would neither share
+/// the cores with our workers nor give the same bits for every thread count. Without OpenMP the
+/// workers are std::threads and Eigen's products are single-threaded anyway.
 
 #include <clp/matrix_view.hpp>
 
@@ -23,7 +25,7 @@
 #include <omp.h>
 #endif
 
-namespace clp::detail {
+namespace clp {
 
 /// The number of workers for a requested count: 0 means every hardware thread.
 inline int resolve_threads(int requested) {
@@ -70,4 +72,10 @@ void parallel_for(Index tasks, int threads, Task&& task) {
   if (failure) std::rethrow_exception(failure);
 }
 
-}  // namespace clp::detail
+namespace detail {
+// Transitional names, being replaced by clp::resolve_threads and clp::parallel_for.
+using clp::parallel_for;
+using clp::resolve_threads;
+}  // namespace detail
+
+}  // namespace clp
