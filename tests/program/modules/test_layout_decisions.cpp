@@ -2,7 +2,6 @@
 // the new vocabulary (vocabulary_tensors.hpp) and where config.json is read and rewritten
 // (language_model_config.hpp), over the tensor names, shapes and config keys of real
 // architectures (sizes as published; no tensor data is involved).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <set>
@@ -12,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../support/error_of.hpp"
+#include "support/error_of.hpp"
 #include "language_model_config.hpp"
 #include "vocabulary_tensors.hpp"
 

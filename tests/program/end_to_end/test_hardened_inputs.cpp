@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model_fixtures.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 
 using namespace program_test;
 

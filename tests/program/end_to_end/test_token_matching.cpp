@@ -13,7 +13,7 @@
 
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 
 using namespace program_test;
 

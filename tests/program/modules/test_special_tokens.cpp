@@ -12,7 +12,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "spelling/real_tokenizers.hpp"
+#include "real_tokenizers.hpp"
 
 using namespace clp::program;
 using namespace spelling_test;

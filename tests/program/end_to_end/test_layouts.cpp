@@ -24,7 +24,7 @@
 #include "layout_fixtures.hpp"
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 #include "vocabulary_tensors.hpp"
 
 using namespace program_test;

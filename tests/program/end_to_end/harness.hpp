@@ -25,7 +25,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../support/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 extern char** environ;
 

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 
 namespace program_test {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "../../support/error_of.hpp"
-#include "../../support/temp_dir.hpp"
+#include "support/error_of.hpp"
+#include "support/temp_dir.hpp"
 
 namespace spelling_test {
 

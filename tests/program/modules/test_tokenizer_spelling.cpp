@@ -13,7 +13,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "spelling/real_tokenizers.hpp"
+#include "real_tokenizers.hpp"
 #include "token_matching.hpp"
 
 using namespace clp::program;

@@ -14,7 +14,7 @@
 #include "clp_oracle.hpp"
 #include "io/safetensors.hpp"
 #include "model_fixtures.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 
 namespace program_test {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../support/oracle.hpp"
+#include "support/oracle.hpp"
 #include "model_fixtures.hpp"
 
 namespace program_test {

@@ -10,7 +10,7 @@
 #include "clp_oracle.hpp"
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"
-#include "program_harness.hpp"
+#include "harness.hpp"
 
 using namespace program_test;
 
