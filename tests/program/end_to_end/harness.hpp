@@ -1,6 +1,7 @@
-// Running the clp-transfer program from a test: a private work directory per test, the
-// program started with posix_spawn (no shell, so no quoting), its exit status, stdout and
-// stderr captured, and the checks every refusal must pass.
+// Running the clp-transfer program from an end-to-end test: the program started with posix_spawn
+// (no shell, so no quoting), its exit status, stdout and stderr captured, and the checks every
+// refusal must pass as a user sees it (one line "clp-transfer: error: <message>" on stderr,
+// exit status 1, nothing on stdout).
 #pragma once
 
 #include <fcntl.h>
@@ -14,9 +15,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/files.hpp"
 #include "support/temp_dir.hpp"
 
 extern char** environ;
@@ -33,29 +33,10 @@ namespace program_test {
 
 namespace fs = std::filesystem;
 
+using clp_test::folder_entries;
+using clp_test::read_file;
 using clp_test::temp_dir;
-
-/// Writes `bytes` to `file`, replacing it.
-inline void write_file(const fs::path& file, std::string_view bytes) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-}
-
-/// The file's contents.
-inline std::string read_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-/// Names of the entries of `folder`, sorted.
-inline std::vector<std::string> folder_entries(const fs::path& folder) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using clp_test::write_file;
 
 /// What one run of the program did.
 struct program_result {

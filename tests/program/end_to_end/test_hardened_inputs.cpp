@@ -13,62 +13,14 @@
 
 #include "model_fixtures.hpp"
 #include "harness.hpp"
+#include "refusals.hpp"
 
 using namespace program_test;
-
-namespace {
-
-/// Runs the transfer quietly, verbosely, and with --force over an existing output, and checks
-/// that each refuses naming `culprit` (with `key_words` in the quiet run's line) and writes
-/// nothing.
-void expect_refusal(const workspace& ws, const fs::path& culprit, std::initializer_list<std::string_view> key_words) {
-  INFO("culprit ", culprit.string());
-  check_error_line(run_program(ws.transfer({"--quiet"})), culprit.string(), key_words);
-  CHECK(folder_entries(ws.out_parent).empty());
-  check_error_line_after_progress(run_program(ws.transfer()), culprit.string());
-  CHECK(folder_entries(ws.out_parent).empty());
-
-  fs::create_directories(ws.output);
-  write_file(ws.output / "keep.txt", "old model");
-  check_error_line(run_program(ws.transfer({"--force", "--quiet"})), culprit.string(), key_words);
-  CHECK(folder_entries(ws.output) == std::vector<std::string>{"keep.txt"});
-  CHECK(read_file(ws.output / "keep.txt") == "old model");
-  CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
-  fs::remove_all(ws.output);
-}
-
-/// A safetensors file split into its header text and its data section.
-struct safetensors_parts {
-  std::string header, data;
-};
-
-safetensors_parts split(const fs::path& file) {
-  const std::string bytes = read_file(file);
-  std::uint64_t length = 0;
-  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(bytes[std::size_t(i)]);
-  return {bytes.substr(8, length), bytes.substr(8 + length)};
-}
-
-/// Writes a safetensors file from header text and data, with the length prefix of the text.
-void join(const fs::path& file, const std::string& header, const std::string& data) {
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[std::size_t(i)] = static_cast<char>(std::uint64_t(header.size()) >> (8 * i));
-  write_file(file, bytes + header + data);
-}
-
-/// `text` with the first `from` replaced by `to`; fails the test when there is none.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const std::size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
-}  // namespace
 
 TEST_CASE("refused: a safetensors file the reference validate() refuses") {
   const workspace ws = gpt2_workspace();
   const fs::path file = ws.pair.source.folder / "model.safetensors";
-  const safetensors_parts parts = split(file);
+  const clp_test::safetensors_parts parts = split(file);
 
   SUBCASE("bytes after the last tensor") {
     join(file, parts.header, parts.data + std::string(16, '\0'));
@@ -111,7 +63,7 @@ TEST_CASE("refused: a safetensors file the reference validate() refuses") {
     join(file, parts.header, parts.data);
     std::string bytes = read_file(file);
     const std::uint64_t length = 100'000'001;
-    for (int i = 0; i < 8; ++i) bytes[std::size_t(i)] = static_cast<char>(length >> (8 * i));
+    bytes.replace(0, 8, clp_test::length_prefix(length));
     write_file(file, bytes);
     fs::resize_file(file, 8 + length);  // sparse: costs no disk
     expect_refusal(ws, file, {"exceeds the 100 MB limit"});
@@ -182,7 +134,7 @@ TEST_CASE("refused: ids and sizes at the limits of int64") {
   SUBCASE("a dimension of 9223372036854775807") {
     const workspace ws = gpt2_workspace();
     const fs::path file = ws.pair.source.folder / "model.safetensors";
-    const safetensors_parts parts = split(file);
+    const clp_test::safetensors_parts parts = split(file);
     auto header = nlohmann::ordered_json::parse(parts.header);
     header["transformer.wpe.weight"]["shape"] = {INT64_MAX, 64};
     join(file, header.dump(), parts.data);

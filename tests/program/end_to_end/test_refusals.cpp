@@ -15,76 +15,9 @@
 
 #include "model_fixtures.hpp"
 #include "harness.hpp"
+#include "refusals.hpp"
 
 using namespace program_test;
-
-namespace {
-
-/// Runs the transfer with --quiet and without, and checks both refuse as promised and leave
-/// the output's parent folder empty.
-void expect_refusal(const workspace& ws, const fs::path& culprit, std::initializer_list<std::string_view> key_words,
-                    std::vector<std::string> extra = {}) {
-  INFO("culprit ", culprit.string());
-  std::vector<std::string> quiet = extra;
-  quiet.push_back("--quiet");
-  check_error_line(run_program(ws.transfer(quiet)), culprit.string(), key_words);
-  CHECK(folder_entries(ws.out_parent).empty());
-  check_error_line_after_progress(run_program(ws.transfer(extra)), culprit.string());
-  CHECK(folder_entries(ws.out_parent).empty());
-}
-
-std::uint64_t header_length(const std::string& bytes) {
-  std::uint64_t length = 0;
-  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(bytes[std::size_t(i)]);
-  return length;
-}
-
-std::string length_bytes(std::uint64_t length) {
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[std::size_t(i)] = static_cast<char>(length >> (8 * i) & 0xff);
-  return bytes;
-}
-
-/// Rewrites the JSON header of safetensors `file` with `edit`, keeping the data section.
-template <class Edit>
-void edit_header(const fs::path& file, Edit edit) {
-  const std::string bytes = read_file(file);
-  const std::uint64_t length = header_length(bytes);
-  auto header = nlohmann::ordered_json::parse(bytes.substr(8, length));
-  edit(header);
-  const std::string text = header.dump();
-  write_file(file, length_bytes(text.size()) + text + bytes.substr(8 + length));
-}
-
-/// Writes `value` into element (row, col) of 2-D tensor `name` of `file` (F32 or BF16).
-void poke(const fs::path& file, const std::string& name, std::int64_t row, std::int64_t col, float value) {
-  std::uint64_t offset = 0;
-  std::string dtype;
-  std::int64_t cols = 0;
-  {
-    const clp::io::safetensors_file opened(file);
-    const clp::io::tensor_entry& tensor = opened.at(name);
-    offset = tensor.offset;
-    dtype = clp::io::dtype_name(tensor.dtype);
-    cols = tensor.shape[1];
-  }
-  std::string bytes = read_file(file);
-  const std::size_t element = dtype == "BF16" ? 2 : 4;
-  const std::size_t at = std::size_t(offset) + std::size_t(row * cols + col) * element;
-  if (dtype == "BF16") {
-    const std::uint16_t bits = bf16_bits(value);
-    std::memcpy(&bytes[at], &bits, 2);
-  } else {
-    std::memcpy(&bytes[at], &value, 4);
-  }
-  write_file(file, bytes);
-}
-
-std::int64_t id_of(const model_fixture& model, const std::string& token) {
-  return std::find(model.tokens.begin(), model.tokens.end(), token) - model.tokens.begin();
-}
-
-}  // namespace
 
 TEST_CASE("refused: a missing source or helper folder") {
   const workspace ws = gpt2_workspace();
@@ -108,7 +41,7 @@ TEST_CASE("refused: a broken safetensors file") {
   const workspace ws = gpt2_workspace();
   const fs::path file = ws.pair.source.folder / "model.safetensors";
   const std::string bytes = read_file(file);
-  const std::uint64_t data_start = 8 + header_length(bytes);
+  const std::uint64_t data_start = 8 + clp_test::header_length(bytes);
   const std::uint64_t data_size = bytes.size() - data_start;
 
   SUBCASE("truncated in the middle of the data") {
@@ -120,7 +53,7 @@ TEST_CASE("refused: a broken safetensors file") {
     expect_refusal(ws, file, {"too short"});
   }
   SUBCASE("a header length past the end of the file") {
-    write_file(file, length_bytes(bytes.size()) + bytes.substr(8));
+    write_file(file, clp_test::length_prefix(bytes.size()) + bytes.substr(8));
     expect_refusal(ws, file, {"header length", "past the end"});
   }
   SUBCASE("a header that is not JSON") {

@@ -13,21 +13,21 @@
 
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"
+#include "support/real_tokenizers.hpp"
 #include "harness.hpp"
 
 using namespace program_test;
 
 namespace {
 
-const fs::path data_dir = CLP_TEST_DATA_DIR;
+using clp_test::data_dir;
 const fs::path example_models_dir = CLP_EXAMPLE_MODELS_DIR;
 
-/// tests/data/<name>/tokenizer.json when shipped, else tests/data/fetched/<name>/tokenizer.json
-/// (tests/data/fetch_tokenizers.sh); nullopt when neither is there.
+/// The tokenizer.json of the real tokenizer `name` (support/real_tokenizers.hpp); nullopt, the
+/// running case marked skipped, when it is absent.
 std::optional<fs::path> real_tokenizer(const std::string& name) {
-  for (const fs::path& folder : {data_dir / name, data_dir / "fetched" / name})
-    if (fs::exists(folder / "tokenizer.json")) return folder / "tokenizer.json";
-  return std::nullopt;
+  const auto folder = clp_test::needed_tokenizer(name);
+  return folder ? std::optional(*folder / "tokenizer.json") : std::nullopt;
 }
 
 /// What tests/data/count_overlaps.py prints for a pair.
@@ -175,7 +175,7 @@ fs::path declare_no_spelling(const workspace& ws) {
 
 }  // namespace
 
-TEST_CASE("overlap: exact and byte matches of real tokenizers, as tests/data/count_overlaps.py counts them") {
+TEST_CASE("overlap: exact and byte matches of GPT-2 and Qwen3 (shipped), as tests/data/count_overlaps.py counts them") {
   // python3 tests/data/count_overlaps.py A:spelling B:spelling gives every expected number.
   const fs::path gpt2 = data_dir / "gpt2" / "encoder.json";
   const auto qwen3 = real_tokenizer("qwen3");
@@ -189,12 +189,12 @@ TEST_CASE("overlap: exact and byte matches of real tokenizers, as tests/data/cou
   REQUIRE(lines.size() == 4);
   CHECK(lines[3].find("matched by bytes: 42257 the same string, 0 other strings with the same bytes; 42257 strings "
                       "shared (A byte_level, B byte_level)") != std::string::npos);
+}
 
+TEST_CASE("real tokenizers: overlap of Llama 2 and Gemma 3 with Llama 3, and of Llama 3 with Qwen3, as counted") {
   const auto llama2 = real_tokenizer("llama2"), llama3 = real_tokenizer("llama3"), gemma3 = real_tokenizer("gemma3");
-  if (!llama2 || !llama3 || !gemma3) {
-    MESSAGE("skipping the fetched pairs: run bash tests/data/fetch_tokenizers.sh");
-    return;
-  }
+  const auto qwen3 = real_tokenizer("qwen3");
+  if (!llama2 || !llama3 || !gemma3 || !qwen3) return;
   check_counts(*llama2, *llama3, {10606, 29110, 10472, 18638});
   check_counts(*gemma3, *llama3, {25036, 86435, 24877, 61558});
   check_counts(*llama3, *qwen3, {109566, 109566, 109566, 0});

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/error_of.hpp"
 #include "language_model_config.hpp"
+#include "support/refusals.hpp"
 #include "vocabulary_tensors.hpp"
 
 using namespace clp::program;
@@ -45,6 +45,7 @@ std::vector<std::string> names_with(const vocabulary_plan& plan, vocabulary_role
 }
 
 using clp_test::error_of;
+using clp_test::refusal_of;
 
 // --- real tensor lists (one block each; layers beyond the first left out) -----------------
 
@@ -318,35 +319,53 @@ TEST_CASE("a padded embedding: tensors of config.json's smaller vocab_size are w
   CHECK(role_of(plan, "embed_out.weight") == "transferred");  // a well-known head name, unequal dtype
 }
 
-TEST_CASE("refusals name the checkpoint, the tensor and the problem") {
+TEST_CASE("refusals name the checkpoint, the tensor or option, and the problem") {
   const equal_set bytes;
   vocabulary_tensor_options options;
+  const auto refusal = [&](const std::vector<tensor_description>& tensors, const std::string& embedding) {
+    return refusal_of([&] { plan_vocabulary_tensors(where, tensors, embedding, options, bytes.callback()); });
+  };
+  // A --transfer-tensor that names nothing usable is a bad option value; the whole message too,
+  // as the user reads it.
   options.transfer_tensors = {"model.missing"};
-  CHECK(error_of([&] {
-          plan_vocabulary_tensors(where, llama_tensors(), "model.embed_tokens.weight", options, bytes.callback());
-        }) == "models/source: --transfer-tensor \"model.missing\": no such tensor in the checkpoint");
+  auto caught = refusal(llama_tensors(), "model.embed_tokens.weight");
+  REQUIRE(caught);
+  CHECK(caught->kind == clp::error_kind::invalid_argument);
+  CHECK(caught->facts.file == where.string());
+  CHECK(caught->facts.argument == "--transfer-tensor");
+  CHECK(caught->message == "models/source: --transfer-tensor \"model.missing\": no such tensor in the checkpoint");
   options.transfer_tensors = {"model.norm.weight"};
-  CHECK(error_of([&] {
-          plan_vocabulary_tensors(where, llama_tensors(), "model.embed_tokens.weight", options, bytes.callback());
-        }) ==
+  caught = refusal(llama_tensors(), "model.embed_tokens.weight");
+  REQUIRE(caught);
+  CHECK(caught->kind == clp::error_kind::invalid_argument);
+  CHECK(caught->message ==
         "models/source: --transfer-tensor \"model.norm.weight\" has shape [4096], which does not start with the input "
         "embedding's 32000 rows (after leading 1s)");
   auto tensors = llama_tensors();
   tensors.push_back({"model.token_frequency", {32000}, "I64"});
   options.transfer_tensors = {"model.token_frequency"};
-  CHECK(error_of(
-            [&] { plan_vocabulary_tensors(where, tensors, "model.embed_tokens.weight", options, bytes.callback()); }) ==
-        "models/source: --transfer-tensor \"model.token_frequency\" is I64, not a floating-point tensor (F32, F64, F16 "
-        "or BF16)");
+  caught = refusal(tensors, "model.embed_tokens.weight");
+  REQUIRE(caught);
+  CHECK(caught->facts.argument == "--transfer-tensor");
+  CHECK(caught->problem == "\"model.token_frequency\" is I64, not a floating-point tensor (F32, F64, F16 or BF16)");
+  // An embedding or head of the wrong shape: the checkpoint is at fault, and the tensor is named.
   options.transfer_tensors.clear();
   options.head = "model.norm.weight";
-  CHECK(error_of([&] {
-          plan_vocabulary_tensors(where, llama_tensors(), "model.embed_tokens.weight", options, bytes.callback());
-        }) ==
-        "models/source: output head \"model.norm.weight\" has shape [4096], not [32000, cols] like the input embedding "
+  caught = refusal(llama_tensors(), "model.embed_tokens.weight");
+  REQUIRE(caught);
+  CHECK(caught->kind == clp::error_kind::malformed_file);
+  CHECK(caught->facts.file == where.string());
+  CHECK(caught->facts.tensor == "model.norm.weight");
+  CHECK(caught->problem ==
+        "is the output head, but has shape [4096], not [32000, cols] like the input embedding "
         "\"model.embed_tokens.weight\"");
-  CHECK(error_of([&] { plan_vocabulary_tensors(where, llama_tensors(), "model.norm.weight", {}, bytes.callback()); }) ==
-        "models/source: input embedding \"model.norm.weight\" has shape [4096], not [rows, cols]");
+  options.head.reset();
+  caught = refusal(llama_tensors(), "model.norm.weight");
+  REQUIRE(caught);
+  CHECK(caught->kind == clp::error_kind::malformed_file);
+  CHECK(caught->facts.tensor == "model.norm.weight");
+  CHECK(caught->message ==
+        "models/source: tensor \"model.norm.weight\" is the input embedding, but has shape [4096], not [rows, cols]");
 }
 
 // --- config.json ------------------------------------------------------------------------
@@ -423,14 +442,28 @@ TEST_CASE("hidden size and vocab_size are read where the model reads them") {
   CHECK(language_model_hidden_size(json{{"n_embed", 14336}, {"vocab_size", 250880}}, file) == 14336);  // BLOOM-176B
   CHECK(language_model_hidden_size(json{{"d_model", 512}}, file) == 512);                              // T5
   CHECK(language_model_hidden_size(json::parse(R"({"text_config": {}, "hidden_size": 64})"), file) == 64);
-  CHECK(error_of([&] { language_model_hidden_size(llava_config(), file); }) ==
+  const auto no_hidden_size = refusal_of([&] { language_model_hidden_size(llava_config(), file); });
+  REQUIRE(no_hidden_size);
+  CHECK(no_hidden_size->kind == clp::error_kind::malformed_file);
+  CHECK(no_hidden_size->facts.file == file.string());
+  CHECK(no_hidden_size->message ==
         "src/config.json: no n_embd or n_embed or hidden_size or d_model (looked in text_config and at the top level)");
   CHECK(error_of([&] { language_model_vocab_size(json::parse(R"({"text_config": {"vocab_size": "big"}})"), file); }) ==
         "src/config.json: text_config.vocab_size is \"big\", not a positive integer");
   CHECK(language_model_special_token_ids(gemma3_config()) == json{{"eos_token_id", {1, 106}}});
 }
 
-TEST_CASE("flat configs: as io::target_config did (vocab_size replaced, special ids from the helper, else dropped)") {
+TEST_CASE("sizes at the limits of int64") {
+  const std::filesystem::path file = "/models/m/config.json";
+  CHECK(language_model_vocab_size(json::parse(R"({"vocab_size": 9223372036854775807})"), file) == INT64_MAX);
+  CHECK(error_of([&] { language_model_vocab_size(json::parse(R"({"vocab_size": 9223372036854775808})"), file); }) ==
+        "/models/m/config.json: vocab_size is 9223372036854775808, not a positive integer");
+  CHECK(error_of([&] { language_model_hidden_size(json::parse(R"({"n_embd": -9223372036854775808})"), file); }) ==
+        "/models/m/config.json: n_embd is -9223372036854775808, not a positive integer");
+  CHECK(error_of([&] { language_model_hidden_size(json::array(), file); }).find("no n_embd") != std::string::npos);
+}
+
+TEST_CASE("flat configs: vocab_size replaced, special ids from the helper, else dropped") {
   const json source = {{"architectures", {"GPT2LMHeadModel"}},
                        {"bos_token_id", 50256},
                        {"eos_token_id", 50256},

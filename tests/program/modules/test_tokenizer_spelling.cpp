@@ -13,11 +13,16 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "real_tokenizers.hpp"
+#include "io/tokenizer_json.hpp"
+#include "support/files.hpp"
+#include "support/real_tokenizers.hpp"
+#include "support/refusals.hpp"
+#include "support/temp_dir.hpp"
 #include "token_matching.hpp"
+#include "tokenizer.hpp"
 
 using namespace clp::program;
-using namespace spelling_test;
+using namespace clp_test;
 
 namespace {
 
@@ -30,58 +35,86 @@ tokenizer_spelling spelling_of_text(const std::string& text) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-/// The spelling of the real tokenizer `name`, read once per run (the files run to 33 MB), or
-/// nullopt when it is absent.
+const std::filesystem::path example_models_dir = CLP_EXAMPLE_MODELS_DIR;
+
+/// The spelling of the real tokenizer `name`, or nullopt, the running case marked skipped, when
+/// it is absent.
 std::optional<tokenizer_spelling> real_spelling(const std::string& name) {
-  static std::map<std::string, std::optional<tokenizer_spelling>> read;
-  const auto it = read.find(name);
-  if (it != read.end()) return it->second;
-  const auto folder = real_tokenizer(name);
-  return read[name] = folder ? std::optional(read_tokenizer_spelling(*folder)) : std::nullopt;
+  const auto folder = needed_tokenizer(name);
+  return folder ? std::optional(read_tokenizer_spelling(*folder)) : std::nullopt;
+}
+
+/// What each family is known to be: Llama 2 and Gemma 3 were converted from SentencePiece models
+/// with byte fallback; Llama 3, Qwen3, DeepSeek-V3 and GPT-4o are byte-level BPE.
+void check_family_spelling(const std::string& name, clp::token_spelling kind, bool byte_fallback) {
+  const auto spelling = real_spelling(name);
+  if (!spelling) return;
+  CAPTURE(spelling->evidence);
+  REQUIRE(spelling->kind.has_value());
+  CHECK(*spelling->kind == kind);
+  CHECK(spelling->byte_fallback == byte_fallback);
+  CHECK(spelling->continuing_prefix.empty());
+}
+
+/// read_tokenizer on the real tokenizer `name` finds what a whole parse of it finds.
+void check_read_once(const std::string& name) {
+  const auto folder = needed_tokenizer(name);
+  if (!folder) return;
+  // The oracle: the whole document as nlohmann's DOM, its vocabulary taken by hand.
+  std::ifstream in(*folder / "tokenizer.json", std::ios::binary);
+  const nlohmann::json whole = nlohmann::json::parse(in);
+  std::unordered_map<std::string, std::int64_t> ids;
+  for (const auto& [token, id] : whole["model"]["vocab"].items()) ids[token] = id.get<std::int64_t>();
+  for (const nlohmann::json& added : whole["added_tokens"])
+    ids[added["content"].get<std::string>()] = added["id"].get<std::int64_t>();
+  const tokenizer_spelling expected = spelling_from_declarations(whole);
+
+  const tokenizer_reading reading = read_tokenizer(*folder);
+  CHECK(reading.file == *folder / "tokenizer.json");
+  CHECK(reading.vocabulary.ids == ids);
+  CHECK(reading.spelling.kind == expected.kind);
+  CHECK(reading.spelling.byte_fallback == expected.byte_fallback);
+  CHECK(reading.spelling.evidence == expected.evidence);
 }
 
 }  // namespace
 
-TEST_CASE("spelling of real tokenizers: the families' published tokenizer.json files") {
-  // What each family is known to be: Llama 2 and Gemma 3 were converted from SentencePiece
-  // models with byte fallback; Llama 3, Qwen3, DeepSeek-V3 and GPT-4o are byte-level BPE.
-  struct expectation {
-    const char* name;
-    clp::token_spelling kind;
-    bool byte_fallback;
-  };
-  const std::vector<expectation> families = {
-      {"llama2", clp::token_spelling::sentencepiece, true},    {"gemma3", clp::token_spelling::sentencepiece, true},
-      {"llama3", clp::token_spelling::byte_level, false},      {"qwen3", clp::token_spelling::byte_level, false},
-      {"deepseek_v3", clp::token_spelling::byte_level, false}, {"gpt4o", clp::token_spelling::byte_level, false}};
-  for (const expectation& family : families) {
-    CAPTURE(family.name);
-    const auto read = real_spelling(family.name);
-    if (!read) {
-      MESSAGE("skipped: no " << std::string(family.name) << " tokenizer under tests/data (see real_tokenizers.hpp)");
-      continue;
-    }
-    const tokenizer_spelling& spelling = *read;
-    CAPTURE(spelling.evidence);
-    REQUIRE(spelling.kind.has_value());
-    CHECK(*spelling.kind == family.kind);
-    CHECK(spelling.byte_fallback == family.byte_fallback);
-    CHECK(spelling.continuing_prefix.empty());
-  }
+// The families' published tokenizer.json files.
+TEST_CASE("real tokenizers: Llama 2's spelling") {
+  check_family_spelling("llama2", clp::token_spelling::sentencepiece, true);
+}
+TEST_CASE("real tokenizers: Gemma 3's spelling") {
+  check_family_spelling("gemma3", clp::token_spelling::sentencepiece, true);
+}
+TEST_CASE("real tokenizers: Llama 3's spelling") {
+  check_family_spelling("llama3", clp::token_spelling::byte_level, false);
+}
+TEST_CASE("real tokenizers: Qwen3's spelling") {
+  check_family_spelling("qwen3", clp::token_spelling::byte_level, false);
+}
+TEST_CASE("real tokenizers: DeepSeek-V3's spelling") {
+  check_family_spelling("deepseek_v3", clp::token_spelling::byte_level, false);
+}
+TEST_CASE("real tokenizers: GPT-4o's spelling") {
+  check_family_spelling("gpt4o", clp::token_spelling::byte_level, false);
 }
 
-TEST_CASE("spelling of real tokenizers: which declarations decided") {
-  if (const auto llama2 = real_spelling("llama2")) {
+TEST_CASE("real tokenizers: which declarations decided Llama 2's spelling") {
+  if (const auto llama2 = real_spelling("llama2"))
     CHECK(llama2->evidence ==
           "decoder Replace '\xe2\x96\x81'->' ' + normalizer Prepend '\xe2\x96\x81' + normalizer Replace "
           "' '->'\xe2\x96\x81'; byte fallback: decoder ByteFallback + model byte_fallback");
-  }
-  if (const auto gemma3 = real_spelling("gemma3")) {
-    // Gemma 3 declares no Prepend (it adds no leading space) but still spells spaces "▁".
+}
+
+TEST_CASE("real tokenizers: which declarations decided Gemma 3's spelling") {
+  // Gemma 3 declares no Prepend (it adds no leading space) but still spells spaces "▁".
+  if (const auto gemma3 = real_spelling("gemma3"))
     CHECK(gemma3->evidence ==
           "decoder Replace '\xe2\x96\x81'->' ' + normalizer Replace ' '->'\xe2\x96\x81'; byte fallback: decoder "
           "ByteFallback + model byte_fallback");
-  }
+}
+
+TEST_CASE("real tokenizers: which declarations decided Llama 3's spelling") {
   if (const auto llama3 = real_spelling("llama3")) {
     CHECK(llama3->evidence == "decoder ByteLevel + pre_tokenizer ByteLevel");
     // Read from the tokenizer.json itself, the same.
@@ -235,11 +268,13 @@ TEST_CASE("a spelling that cannot be told is unknown, with the reason") {
 TEST_CASE("read_tokenizer_spelling: unreadable input names the file") {
   temp_dir dir;
   write_file(dir / "tokenizer.json", "{\"model\": ");
-  const std::string broken = error_of([&] { read_tokenizer_spelling(dir / "tokenizer.json"); });
-  CHECK(broken.rfind((dir / "tokenizer.json").string() + ": not valid JSON", 0) == 0);
-  CHECK(contains(error_of([&] { read_tokenizer_spelling(dir / "absent.json"); }), "no such file or folder"));
+  check_refusal(refusal_of([&] { read_tokenizer_spelling(dir / "tokenizer.json"); }), clp::error_kind::malformed_file,
+                dir / "tokenizer.json", {"not valid JSON"});
+  check_refusal(refusal_of([&] { read_tokenizer_spelling(dir / "absent.json"); }), clp::error_kind::io,
+                dir / "absent.json", {"no such file or folder"});
   temp_dir empty;
-  CHECK(contains(error_of([&] { read_tokenizer_spelling(empty.path); }), "no tokenizer.json or vocab.json"));
+  check_refusal(refusal_of([&] { read_tokenizer_spelling(empty.path); }), clp::error_kind::malformed_file, empty.path,
+                {"no tokenizer.json or vocab.json"});
 }
 
 TEST_CASE("the declarations are read without the vocabulary") {
@@ -247,36 +282,18 @@ TEST_CASE("the declarations are read without the vocabulary") {
   write_file(dir / "tokenizer.json",
              R"({"added_tokens": [{"id": 0, "content": "<s>"}], "decoder": {"type": "ByteLevel"},
     "model": {"type": "BPE", "byte_fallback": false, "vocab": {"<s>": 0, "a": 1}, "merges": ["a a"]}})");
-  const nlohmann::json declarations = clp::program::detail::read_declarations(dir / "tokenizer.json");
+  const nlohmann::json declarations = clp::io::read_tokenizer_declarations(dir / "tokenizer.json");
   CHECK(declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
                                                  "model": {"type": "BPE", "byte_fallback": false}})"));
 }
 
-TEST_CASE("read_tokenizer reads a tokenizer.json once and finds what a whole parse finds, on real tokenizers") {
-  int read = 0;
-  for (const char* name : {"qwen3", "llama2", "llama3", "gemma3", "deepseek_v3", "gpt4o"}) {
-    CAPTURE(name);
-    const auto folder = real_tokenizer(name);
-    if (!folder) continue;
-    // The oracle: the whole document as nlohmann's DOM, its vocabulary taken by hand.
-    std::ifstream in(*folder / "tokenizer.json", std::ios::binary);
-    const nlohmann::json whole = nlohmann::json::parse(in);
-    std::unordered_map<std::string, std::int64_t> ids;
-    for (const auto& [token, id] : whole["model"]["vocab"].items()) ids[token] = id.get<std::int64_t>();
-    for (const nlohmann::json& added : whole["added_tokens"])
-      ids[added["content"].get<std::string>()] = added["id"].get<std::int64_t>();
-    const tokenizer_spelling expected = spelling_from_declarations(whole);
-
-    const tokenizer_reading reading = read_tokenizer(*folder);
-    CHECK(reading.file == *folder / "tokenizer.json");
-    CHECK(reading.vocabulary.ids == ids);
-    CHECK(reading.spelling.kind == expected.kind);
-    CHECK(reading.spelling.byte_fallback == expected.byte_fallback);
-    CHECK(reading.spelling.evidence == expected.evidence);
-    ++read;
-  }
-  CHECK(read >= 1);  // qwen3 is shipped
-}
+// read_tokenizer reads a tokenizer.json once and finds what a whole parse finds.
+TEST_CASE("read_tokenizer on Qwen3 (shipped): what a whole parse finds") { check_read_once("qwen3"); }
+TEST_CASE("real tokenizers: read_tokenizer on Llama 2") { check_read_once("llama2"); }
+TEST_CASE("real tokenizers: read_tokenizer on Llama 3") { check_read_once("llama3"); }
+TEST_CASE("real tokenizers: read_tokenizer on Gemma 3") { check_read_once("gemma3"); }
+TEST_CASE("real tokenizers: read_tokenizer on DeepSeek-V3") { check_read_once("deepseek_v3"); }
+TEST_CASE("real tokenizers: read_tokenizer on GPT-4o") { check_read_once("gpt4o"); }
 
 TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its top-level \"model\" object") {
   temp_dir dir;
@@ -304,8 +321,11 @@ TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its 
   CHECK(tokenizer.spelling.evidence == "decoder ByteLevel");
 }
 
-TEST_CASE("option values the program cannot use are clp::errors naming the option") {
-  CHECK(error_of<clp::program::usage_error>([] { parse_match("fuzzy", true); }) ==
-        "--match must be bytes or exact, not 'fuzzy'");
+TEST_CASE("option values the program cannot use are clp::invalid_arguments naming the option") {
+  const auto fuzzy = refusal_of([] { parse_match("fuzzy", true); });
+  REQUIRE(fuzzy);
+  CHECK(fuzzy->kind == clp::error_kind::invalid_argument);
+  CHECK(fuzzy->facts.argument == "--match");
+  CHECK(fuzzy->message == "--match must be bytes or exact, not 'fuzzy'");
   CHECK(parse_match("exact", true).match == clp::token_match::exact);
 }

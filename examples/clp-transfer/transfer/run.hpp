@@ -2,17 +2,17 @@
 // with the helper's vocabulary out (CLP-Transfer, or one of the paper's baselines).
 //
 // The run is a pipeline of phases, each in a file of its own under transfer/, read top to
-// bottom below: check_arguments (arguments.hpp) -> read_models -> match_vocabularies ->
-// synthesise (with finite_inputs.hpp) -> write_output -> write_partial_report (report.hpp)
-// -> commit_output (write_output.hpp) -> print_summary (report.hpp).
+// bottom below: check_arguments (arguments.hpp) -> read_models (which matches the vocabularies
+// too) -> synthesise (with finite_inputs.hpp) -> write_output -> write_partial_report
+// (report.hpp) -> commit_output (write_output.hpp) -> print_summary (report.hpp).
 #pragma once
 
 #include <chrono>
 
-#include "io/hf_model.hpp"
+#include "io/output_folder.hpp"
 #include "progress.hpp"
+#include "token_matching.hpp"
 #include "transfer/arguments.hpp"
-#include "transfer/match_vocabularies.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/report.hpp"
 #include "transfer/synthesise.hpp"
@@ -29,14 +29,12 @@ inline void run_transfer(const transfer_arguments& args) {
   check_arguments(args);  // before any work: a long run must not end in "already exists"
 
   progress.begin("read");
-  loaded_models models = read_models(args);
-  const token_matching matching = match_vocabularies(models);
-  const vocabulary_overlap& overlap = matching.overlap;
+  const loaded_models models = read_models(args);
   seconds.read = progress.end();
-  if (!args.quiet) print_matching_warnings(matching);
+  if (!args.quiet) print_matching_warnings(models.matching);
 
   progress.begin("synthesize");
-  synthesised_embeddings synthesised = synthesise(models, overlap, args, progress);
+  synthesised_embeddings synthesised = synthesise(models, models.matching.overlap, args, progress);
   seconds.synthesize = progress.end();
 
   progress.begin("write");
@@ -46,7 +44,7 @@ inline void run_transfer(const transfer_arguments& args) {
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  const transfer_outcome outcome{args, models, overlap, synthesised.report, seconds, matching};
+  const transfer_outcome outcome{args, models, synthesised.report, seconds};
   commit_output(staging, durable, args, write_partial_report(outcome));
   print_summary(outcome);
 }
