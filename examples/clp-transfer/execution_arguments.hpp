@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "usage_error.hpp"
+#include "errors.hpp"
 
 namespace clp::program {
 
@@ -15,11 +15,13 @@ struct execution_arguments {
   int threads = 0;  ///< 0: all cores
   double tile_mb = double(clp::default_tile_bytes >> 20);
 
-  /// Throws naming the option for a value out of range.
+  /// Throws clp::invalid_argument naming the option for a value out of range.
   void check() const {
-    if (threads < 0) throw usage_error("--threads must be 0 (all cores) or more, not " + std::to_string(threads));
+    if (threads < 0)
+      throw clp::invalid_argument(option_facts("--threads"),
+                                  "must be 0 (all cores) or more, not " + std::to_string(threads));
     if (!(tile_mb > 0) || !(tile_mb <= 1 << 20))
-      throw usage_error("--tile-mb must be positive and at most 1048576 (1 TiB)");
+      throw clp::invalid_argument(option_facts("--tile-mb"), "must be positive and at most 1048576 (1 TiB)");
   }
 
   clp::execution_options options() const { return {threads, static_cast<std::size_t>(tile_mb * double(1 << 20))}; }

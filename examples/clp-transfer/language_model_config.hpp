@@ -19,7 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/safetensors.hpp"
+#include "io/errors.hpp"
+#include "io/json_file.hpp"
 
 namespace clp::program {
 
@@ -38,7 +39,7 @@ inline const std::vector<std::vector<std::string>>& language_model_config_paths(
 }
 
 /// config.json keys of special-token ids. A transferred model takes them from the helper model,
-/// which shares its tokenizer (the same list as io::special_token_id_keys).
+/// which shares its tokenizer.
 inline constexpr std::array<std::string_view, 8> special_token_keys = {
     "bos_token_id", "eos_token_id", "pad_token_id",  "unk_token_id",
     "sep_token_id", "cls_token_id", "mask_token_id", "decoder_start_token_id"};
@@ -105,13 +106,6 @@ inline nlohmann::ordered_json& at_path(nlohmann::ordered_json& config, const std
   return *at;
 }
 
-/// The JSON value as an int64, or nullopt when it is not an integer in int64's range.
-inline std::optional<std::int64_t> integer_of(const nlohmann::ordered_json& value) {
-  if (!value.is_number_integer()) return std::nullopt;
-  if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t{INT64_MAX}) return std::nullopt;
-  return value.get<std::int64_t>();
-}
-
 /// A key's value: in the language-model config, else at the top level.
 struct found_value {
   std::string where;  ///< "text_config.vocab_size" or "vocab_size"
@@ -128,9 +122,9 @@ inline std::optional<found_value> find_model_value(const nlohmann::ordered_json&
 }
 
 inline std::int64_t positive_value(const found_value& found, const std::filesystem::path& file) {
-  const auto value = integer_of(*found.value);
+  const auto value = io::as_int64(*found.value);
   if (!value || *value <= 0)
-    io::detail::fail(file, found.where + " is " + io::detail::json_excerpt(*found.value) + ", not a positive integer");
+    io::malformed(file, found.where + " is " + io::json_excerpt(*found.value) + ", not a positive integer");
   return *value;
 }
 
@@ -169,7 +163,7 @@ inline std::int64_t language_model_hidden_size(const nlohmann::ordered_json& con
   std::string list;
   for (std::string_view key : hidden_size_keys) list += (list.empty() ? "" : " or ") + std::string(key);
   if (!path.empty()) list += " (looked in " + detail::path_text(path) + " and at the top level)";
-  io::detail::fail(file, "no " + list);
+  io::malformed(file, "no " + list);
 }
 
 /// The special-token ids the model reads: for each special_token_keys entry, its value in the
@@ -208,7 +202,7 @@ struct transferred_config {
 ///   language-model config: each key the helper has is set, each it lacks is removed (the
 ///   source's id would name an unrelated token of the new vocabulary). In a nested config, a
 ///   special key at the top level is likewise replaced or removed, and not added when absent.
-///   For a flat config this is exactly io::target_config;
+///   For a flat config: vocab_size replaced, the special ids from the helper, else dropped;
 /// - every other token id at the top level and in the language-model config (is_vocabulary_id_key,
 ///   a non-negative integer or a list of them) rewritten to the new id of the token it names, or
 ///   removed (a list element: left out) when the new vocabulary lacks that token or no source
@@ -248,7 +242,7 @@ inline transferred_config transfer_config(const nlohmann::ordered_json& source, 
     for (auto item = level.begin(); item != level.end(); ++item) {
       if (!is_vocabulary_id_key(item.key())) continue;
       const std::string where = detail::dotted(level_path, item.key());
-      if (const auto id = detail::integer_of(item.value())) {
+      if (const auto id = io::as_int64(item.value())) {
         if (*id < 0) continue;
         if (const auto target = carry(where, *id))
           item.value() = *target;
@@ -257,10 +251,10 @@ inline transferred_config transfer_config(const nlohmann::ordered_json& source, 
       } else if (item.value().is_array()) {
         nlohmann::ordered_json kept = nlohmann::ordered_json::array();
         bool all_ids = true;
-        for (const auto& element : item.value()) all_ids = all_ids && detail::integer_of(element).has_value();
+        for (const auto& element : item.value()) all_ids = all_ids && io::as_int64(element).has_value();
         if (!all_ids) continue;
         for (const auto& element : item.value()) {
-          const std::int64_t id = *detail::integer_of(element);
+          const std::int64_t id = *io::as_int64(element);
           if (id < 0) {
             kept.push_back(element);
           } else if (const auto target = carry(where, id)) {

@@ -1,7 +1,7 @@
-// Special tokens by role (bos, eos, pad, unk): which token of a vocabulary plays each role,
-// read from a model folder's tokenizer and model files; which source row each of the helper's
-// role tokens takes (the helper's "<|endoftext|>" as eos takes the source's "</s>"); and the
-// token ids a transferred model's generation_config.json must carry.
+// Special tokens by role (bos, eos, pad, unk): which token of a vocabulary plays each role, as a
+// model folder's tokenizer and model files declare it (read once, hf_checkpoint.hpp); which
+// source row each of the helper's role tokens takes (the helper's "<|endoftext|>" as eos takes
+// the source's "</s>"); and the token ids a transferred model's generation_config.json must carry.
 #pragma once
 
 #include <algorithm>
@@ -17,7 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/hf_model.hpp"
+#include "hf_checkpoint.hpp"
+#include "io/errors.hpp"
+#include "io/json_file.hpp"
+#include "io/vocabulary.hpp"
 
 namespace clp::program {
 
@@ -73,16 +76,14 @@ struct role_declaration {
   std::vector<std::int64_t> all_ids;  // model files: every id listed (eos_token_id may be a list)
 };
 
-/// The JSON object in `folder`/`name`, or nullopt when the file is absent. A file that is
-/// not JSON throws naming it; one that is not an object is noted and ignored.
-inline std::optional<nlohmann::ordered_json> read_optional_object(const std::filesystem::path& folder, const char* name,
-                                                                  std::vector<std::string>& notes) {
-  const std::filesystem::path file = folder / name;
-  if (!std::filesystem::exists(file)) return std::nullopt;
-  auto document = io::detail::read_json_file<nlohmann::ordered_json>(file);
-  if (document.is_object()) return document;
-  notes.push_back(file.string() + ": not a JSON object; ignored");
-  return std::nullopt;
+/// The file `name` of `files` when it is a JSON object; one that is not is noted and ignored.
+inline const nlohmann::ordered_json* object_of(const model_json_files& files,
+                                               const std::optional<nlohmann::ordered_json>& file, const char* name,
+                                               std::vector<std::string>& notes) {
+  if (!file) return nullptr;
+  if (file->is_object()) return &*file;
+  notes.push_back(files.path(name).string() + ": not a JSON object; ignored");
+  return nullptr;
 }
 
 /// The token a tokenizer file names under `key`: a string, or an AddedToken object
@@ -107,10 +108,10 @@ inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, c
   const auto it = file.find(key);
   if (it == file.end() || it->is_null()) return {};
   std::vector<std::int64_t> ids;
-  if (const auto id = io::detail::as_int64(*it)) ids.push_back(*id);
+  if (const auto id = io::as_int64(*it)) ids.push_back(*id);
   if (it->is_array())
     for (const auto& entry : *it) {
-      const auto id = io::detail::as_int64(entry);
+      const auto id = io::as_int64(entry);
       if (!id) {
         ids.clear();
         break;
@@ -122,10 +123,78 @@ inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, c
   return ids;
 }
 
+/// Every role's declarations in the files, in order of precedence (see read_special_tokens);
+/// ids are not yet resolved to tokens.
+inline std::array<std::vector<role_declaration>, 4> role_declarations(const model_json_files& files,
+                                                                      std::vector<std::string>& notes) {
+  const auto* tokenizer_config = object_of(files, files.tokenizer_config, "tokenizer_config.json", notes);
+  const auto* special_map = object_of(files, files.special_tokens_map, "special_tokens_map.json", notes);
+  const auto* generation = object_of(files, files.generation_config, "generation_config.json", notes);
+  const auto* config = object_of(files, files.config, "config.json", notes);
+  const bool map_first = !tokenizer_config || !tokenizer_config->contains("added_tokens_decoder");
+  std::array<std::vector<role_declaration>, 4> declarations;
+  for (token_role role : role_precedence) {
+    auto& list = declarations[static_cast<std::size_t>(role)];
+    const std::string token_key = std::string(role_name(role)) + "_token";
+    const std::string id_key = token_key + "_id";
+    const auto by_token = [&](const nlohmann::ordered_json* file, const char* name) {
+      if (!file) return;
+      if (auto token = named_token(*file, name, token_key, notes))
+        list.push_back({std::string(name) + " " + token_key, std::move(token), std::nullopt, {}});
+    };
+    const auto by_id = [&](const nlohmann::ordered_json* file, const char* name) {
+      if (!file) return;
+      auto ids = named_ids(*file, name, id_key, notes);
+      if (!ids.empty()) list.push_back({std::string(name) + " " + id_key, std::nullopt, ids.front(), std::move(ids)});
+    };
+    if (map_first) by_token(special_map, "special_tokens_map.json");
+    by_token(tokenizer_config, "tokenizer_config.json");
+    if (!map_first) by_token(special_map, "special_tokens_map.json");
+    by_id(generation, "generation_config.json");
+    by_id(config, "config.json");
+  }
+  return declarations;
+}
+
+/// The token of each id the declarations name (null where no token has it), in one pass over
+/// the vocabulary.
+inline std::unordered_map<std::int64_t, const std::string*> tokens_of_ids(
+    const std::array<std::vector<role_declaration>, 4>& declarations, const io::token_vocabulary& vocabulary) {
+  std::unordered_map<std::int64_t, const std::string*> token_of_id;
+  for (const auto& list : declarations)
+    for (const auto& declaration : list)
+      if (declaration.id) token_of_id.emplace(*declaration.id, nullptr);
+  if (!token_of_id.empty())
+    for (const auto& [token, id] : vocabulary.ids)
+      if (const auto it = token_of_id.find(id); it != token_of_id.end()) it->second = &token;
+  return token_of_id;
+}
+
+/// The first of a role's declarations that names a token of the vocabulary; the others before
+/// it are noted.
+inline std::optional<role_token> first_in_vocabulary(
+    const std::vector<role_declaration>& list, const io::token_vocabulary& vocabulary,
+    const std::unordered_map<std::int64_t, const std::string*>& token_of_id, std::vector<std::string>& notes) {
+  for (const auto& declaration : list) {
+    if (declaration.token) {
+      const auto it = vocabulary.ids.find(*declaration.token);
+      if (it != vocabulary.ids.end()) return role_token{*declaration.token, it->second, declaration.declared_by};
+      notes.push_back(declaration.declared_by + " names " + io::quoted_name(*declaration.token) +
+                      ", which is not in the vocabulary; ignored");
+      continue;
+    }
+    if (const std::string* token = token_of_id.at(*declaration.id))
+      return role_token{*token, *declaration.id, declaration.declared_by};
+    notes.push_back(declaration.declared_by + " is " + std::to_string(*declaration.id) +
+                    ", which names no token of the vocabulary; ignored");
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
-/// The special tokens of the model whose tokenizer is at `path` (a folder, or a file in it:
-/// its folder's files are read), resolved against `vocabulary`, the folder's vocabulary.
+/// The special tokens of a model, from its JSON files as read, resolved against `vocabulary`,
+/// the model's vocabulary.
 ///
 /// Each role takes the first of these that names a token of the vocabulary:
 ///   1. tokenizer_config.json `<role>_token` (a string or {"content": ...}),
@@ -138,81 +207,23 @@ inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, c
 /// transformers then applies the map over the config. A declaration naming no token of the
 /// vocabulary is noted and the next one tried; so is a model file whose ids leave out the
 /// chosen token (Gemma 3: tokenizer eos "<end_of_turn>", config.json eos_token_id [1, 106]).
-/// Missing files are skipped; a file that is not JSON throws naming it.
-/// @param[in] path        model folder, or tokenizer.json / vocab.json inside it
-/// @param[in] vocabulary  that tokenizer's vocabulary
-inline special_tokens read_special_tokens(const std::filesystem::path& path, const io::token_vocabulary& vocabulary) {
-  const std::filesystem::path folder = std::filesystem::is_directory(path) ? path
-                                       : path.has_parent_path()            ? path.parent_path()
-                                                                           : std::filesystem::path(".");
+/// Absent files are skipped; a file that is not a JSON object is noted and skipped.
+/// @param[in] files       the model's JSON files (model_json_files::read, or a checkpoint's)
+/// @param[in] vocabulary  the model's vocabulary
+inline special_tokens read_special_tokens(const model_json_files& files, const io::token_vocabulary& vocabulary) {
   special_tokens result;
-  const auto tokenizer_config = detail::read_optional_object(folder, "tokenizer_config.json", result.notes);
-  const auto special_map = detail::read_optional_object(folder, "special_tokens_map.json", result.notes);
-  const auto generation = detail::read_optional_object(folder, "generation_config.json", result.notes);
-  const auto config = detail::read_optional_object(folder, "config.json", result.notes);
-  const bool map_first = !tokenizer_config || !tokenizer_config->contains("added_tokens_decoder");
-
-  // Every role's declarations in order of precedence; ids are resolved to tokens below.
-  std::array<std::vector<detail::role_declaration>, 4> declarations;
+  const auto declarations = detail::role_declarations(files, result.notes);
+  const auto token_of_id = detail::tokens_of_ids(declarations, vocabulary);
   for (token_role role : role_precedence) {
-    auto& list = declarations[static_cast<std::size_t>(role)];
-    const std::string token_key = std::string(role_name(role)) + "_token";
-    const std::string id_key = token_key + "_id";
-    const auto by_token = [&](const std::optional<nlohmann::ordered_json>& file, const char* name) {
-      if (!file) return;
-      if (auto token = detail::named_token(*file, name, token_key, result.notes))
-        list.push_back({std::string(name) + " " + token_key, std::move(token), std::nullopt, {}});
-    };
-    const auto by_id = [&](const std::optional<nlohmann::ordered_json>& file, const char* name) {
-      if (!file) return;
-      auto ids = detail::named_ids(*file, name, id_key, result.notes);
-      if (!ids.empty()) list.push_back({std::string(name) + " " + id_key, std::nullopt, ids.front(), std::move(ids)});
-    };
-    if (map_first) by_token(special_map, "special_tokens_map.json");
-    by_token(tokenizer_config, "tokenizer_config.json");
-    if (!map_first) by_token(special_map, "special_tokens_map.json");
-    by_id(generation, "generation_config.json");
-    by_id(config, "config.json");
-  }
-
-  // One pass over the vocabulary finds the tokens of the declared ids.
-  std::unordered_map<std::int64_t, const std::string*> token_of_id;
-  for (const auto& list : declarations)
-    for (const auto& declaration : list)
-      if (declaration.id) token_of_id.emplace(*declaration.id, nullptr);
-  if (!token_of_id.empty())
-    for (const auto& [token, id] : vocabulary.ids)
-      if (const auto it = token_of_id.find(id); it != token_of_id.end()) it->second = &token;
-
-  for (token_role role : role_precedence) {
-    const char* name = role_name(role);
+    const auto& list = declarations[static_cast<std::size_t>(role)];
     auto& chosen = result.by_role[static_cast<std::size_t>(role)];
-    for (const auto& declaration : declarations[static_cast<std::size_t>(role)]) {
-      if (declaration.token) {
-        const auto it = vocabulary.ids.find(*declaration.token);
-        if (it == vocabulary.ids.end()) {
-          result.notes.push_back(declaration.declared_by + " names " + io::detail::quoted_name(*declaration.token) +
-                                 ", which is not in the vocabulary; ignored");
-          continue;
-        }
-        chosen = role_token{*declaration.token, it->second, declaration.declared_by};
-      } else {
-        const std::string* token = token_of_id.at(*declaration.id);
-        if (token == nullptr) {
-          result.notes.push_back(declaration.declared_by + " is " + std::to_string(*declaration.id) +
-                                 ", which names no token of the vocabulary; ignored");
-          continue;
-        }
-        chosen = role_token{*token, *declaration.id, declaration.declared_by};
-      }
-      break;
-    }
+    chosen = detail::first_in_vocabulary(list, vocabulary, token_of_id, result.notes);
     if (!chosen) continue;
-    for (const auto& declaration : declarations[static_cast<std::size_t>(role)])
+    for (const auto& declaration : list)
       if (declaration.id &&
           std::find(declaration.all_ids.begin(), declaration.all_ids.end(), chosen->id) == declaration.all_ids.end())
-        result.notes.push_back(std::string(name) + ": " + chosen->declared_by + " names " +
-                               io::detail::quoted_name(chosen->token) + " (" + std::to_string(chosen->id) + "), but " +
+        result.notes.push_back(std::string(role_name(role)) + ": " + chosen->declared_by + " names " +
+                               io::quoted_name(chosen->token) + " (" + std::to_string(chosen->id) + "), but " +
                                declaration.declared_by + " is " + nlohmann::json(declaration.all_ids).dump());
   }
   return result;
@@ -260,20 +271,9 @@ inline constexpr std::array<std::string_view, 12> generation_token_id_keys = {
 inline constexpr std::array<std::string_view, 4> config_generation_keys = {"bos_token_id", "eos_token_id",
                                                                            "pad_token_id", "decoder_start_token_id"};
 
-/// A model folder's generation_config.json, or nullopt when it has none; throws naming the
-/// file when it is not a JSON object.
-/// @param[in] folder  model folder
-inline std::optional<nlohmann::ordered_json> read_generation_config(const std::filesystem::path& folder) {
-  const std::filesystem::path file = folder / "generation_config.json";
-  if (!std::filesystem::exists(file)) return std::nullopt;
-  auto document = io::detail::read_json_file<nlohmann::ordered_json>(file);
-  if (!document.is_object()) io::detail::fail(file, "not a JSON object");
-  return document;
-}
-
 /// The generation_config.json to write for a transferred model, or nullopt for none (when
-/// neither model has one, transformers derives it from config.json, whose ids
-/// io::target_config already takes from the helper). It is the source's (sampling settings
+/// neither model has one, transformers derives it from config.json, whose ids transfer_config
+/// already takes from the helper). It is the source's (sampling settings
 /// belong to the source model; key order kept), or an empty object when only the helper has
 /// one, with every generation_token_id_keys entry taken from the helper's
 /// generation_config.json, else (the four config_generation_keys) from the helper's
@@ -298,6 +298,17 @@ inline std::optional<nlohmann::ordered_json> target_generation_config(
       generation.erase(name);
   }
   return generation;
+}
+
+/// The generation_config.json of the output (target_generation_config) from the two models' files
+/// as read; throws clp::malformed_file naming a generation_config.json that is not a JSON object.
+inline std::optional<nlohmann::ordered_json> output_generation_config(const model_json_files& source,
+                                                                      const model_json_files& helper) {
+  for (const model_json_files* files : {&source, &helper})
+    if (files->generation_config && !files->generation_config->is_object())
+      io::malformed(files->path("generation_config.json"), "not a JSON object");
+  return target_generation_config(source.generation_config, helper.generation_config,
+                                  helper.config ? *helper.config : nlohmann::ordered_json::object());
 }
 
 }  // namespace clp::program

@@ -1,7 +1,8 @@
-// Which helper tokens take which source rows, as the program decides it: by the bytes the tokens
-// stand for (or by string, --match exact), each side's spelling read from its tokenizer's own
-// declarations (tokenizer_spelling.hpp); then, for `transfer`, special tokens by role
-// (special_tokens.hpp). Shared by `clp-transfer transfer` and `clp-transfer overlap`.
+// Which helper tokens take which source rows, as the program decides it: special tokens by role
+// (special_tokens.hpp) as pairs decided before matching, the library's forced pairs; every other
+// token by the bytes it stands for (or by string, --match exact), each side's spelling read from
+// its tokenizer's own declarations (tokenizer_spelling.hpp). Shared by `clp-transfer transfer`,
+// which matches roles too, and `clp-transfer overlap`, which does not.
 #pragma once
 
 #include <clp/token_bytes.hpp>
@@ -12,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -21,10 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/hf_model.hpp"
+#include "errors.hpp"
+#include "hf_checkpoint.hpp"
+#include "io/errors.hpp"
 #include "special_tokens.hpp"
+#include "tokenizer.hpp"
 #include "tokenizer_spelling.hpp"
-#include "usage_error.hpp"
 
 namespace clp::program {
 
@@ -44,102 +46,11 @@ struct match_arguments {
 inline match_arguments parse_match(const std::string& name, bool given) {
   if (name == "bytes") return {clp::token_match::bytes, given};
   if (name == "exact") return {clp::token_match::exact, given};
-  throw usage_error("--match must be bytes or exact, not '" + name + "'");
+  throw clp::invalid_argument(option_facts("--match"), "must be bytes or exact, not '" + name + "'");
 }
 
 /// "bytes" or "exact".
 inline const char* match_name(clp::token_match match) { return match == clp::token_match::bytes ? "bytes" : "exact"; }
-
-/// A tokenizer as matching needs it.
-struct tokenizer_reading {
-  std::filesystem::path file;  ///< the file the vocabulary came from, for messages
-  io::token_vocabulary vocabulary;
-  tokenizer_spelling spelling;
-};
-
-namespace detail {
-
-/// Stops a SAX parse at the top-level "model" key's value, noting whether it is an object.
-class model_object_finder final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  bool found = false;
-
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t) override {
-    found = model_next_;
-    ++depth_;
-    return !found;
-  }
-  bool start_array(std::size_t) override {
-    ++depth_;
-    return value();
-  }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-  bool key(string_t& key) override {
-    model_next_ = depth_ == 1 && key == "model";
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override { return false; }
-
- private:
-  bool value() {
-    model_next_ = false;
-    return true;
-  }
-  bool close() {
-    --depth_;
-    return value();
-  }
-  std::size_t depth_ = 0;
-  bool model_next_ = false;
-};
-
-/// Whether `file` (not named tokenizer.json, vocab.json or encoder.json) is a tokenizer.json:
-/// an object whose "model" is an object. vocab.json files map tokens to integers (and may
-/// well hold the token "model"). The file is scanned up to that "model", not parsed whole.
-inline bool is_tokenizer_json(const std::filesystem::path& file) {
-  if (file.filename() == "tokenizer.json") return true;
-  if (file.filename() == "vocab.json" || file.filename() == "encoder.json") return false;
-  std::ifstream in(file, std::ios::binary);
-  model_object_finder finder;
-  nlohmann::json::sax_parse(in, &finder);
-  return finder.found;
-}
-
-/// The vocabulary and spelling of a tokenizer.json, read in one pass.
-inline tokenizer_reading read_tokenizer_json_file(const std::filesystem::path& file) {
-  io::tokenizer_json_contents contents = io::read_tokenizer_json_contents(file);
-  return {file, std::move(contents.vocabulary), spelling_from_declarations(contents.declarations)};
-}
-
-/// The vocabulary and spelling of a vocab.json or encoder.json (any file of token -> id).
-inline tokenizer_reading read_vocab_file(const std::filesystem::path& file) {
-  return {file, io::read_vocab_json(file), spelling_of_vocab_file(file)};
-}
-
-}  // namespace detail
-
-/// The vocabulary and spelling of the tokenizer at `path`: a model folder (its tokenizer.json,
-/// else its vocab.json), a tokenizer.json, or a vocab.json / encoder.json (any file of
-/// token -> id). Each file is read once. Throws naming the file when it cannot be read.
-/// @param[in] path  model folder or tokenizer file
-inline tokenizer_reading read_tokenizer(const std::filesystem::path& path) {
-  if (std::filesystem::is_directory(path)) {
-    if (std::filesystem::exists(path / "tokenizer.json"))
-      return detail::read_tokenizer_json_file(path / "tokenizer.json");
-    if (std::filesystem::exists(path / "vocab.json")) return detail::read_vocab_file(path / "vocab.json");
-    io::detail::fail(path, "no tokenizer.json or vocab.json to read the vocabulary from");
-  }
-  if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
-  return detail::is_tokenizer_json(path) ? detail::read_tokenizer_json_file(path) : detail::read_vocab_file(path);
-}
 
 /// Which helper tokens take which source rows, and what decided it.
 struct token_matching {
@@ -148,12 +59,10 @@ struct token_matching {
   clp::token_match used = clp::token_match::bytes;   ///< exact when a spelling is unknown
   std::filesystem::path source_file, helper_file;
   tokenizer_spelling source_spelling, helper_spelling;
-  /// Special tokens mapped by role (transfer only). A role's pair replaces the helper token's
-  /// exact or byte match, or adds one for a token that had none.
+  /// Special tokens matched by role (transfer only). Those whose two tokens differ are the
+  /// overlap's forced pairs (overlap.forced_matches counts them); a role whose helper and source
+  /// token are the same string is left to the matching, which pairs them exactly.
   std::vector<role_match> roles;
-  /// Pairs of `overlap` that the roles added or changed (exact_match false). Then
-  /// overlap.exact_matches + overlap.byte_matches + role_matches == overlap.size().
-  Index role_matches = 0;
   /// One line each, for "clp-transfer: warning: ...".
   std::vector<std::string> warnings;
 };
@@ -170,7 +79,7 @@ inline std::optional<clp::token_spelling> usable_spelling(const tokenizer_spelli
     return std::nullopt;
   }
   if (*spelling.kind == clp::token_spelling::wordpiece && spelling.continuing_prefix != "##") {
-    why = "WordPiece continuation prefix " + io::detail::quoted_name(spelling.continuing_prefix) +
+    why = "WordPiece continuation prefix " + io::quoted_name(spelling.continuing_prefix) +
           ", where matching by bytes reads \"##\"";
     return std::nullopt;
   }
@@ -203,8 +112,9 @@ inline token_matching match_tokens(const tokenizer_reading& source, const tokeni
          {std::tuple(source_kind, &source.file, &source_why), std::tuple(helper_kind, &helper.file, &helper_why)}) {
       if (kind) continue;
       if (asked.given)
-        io::detail::fail(
-            *file, "spelling unknown (" + *why + "); --match bytes needs it (--match exact matches token strings)");
+        throw clp::invalid_argument(
+            io::about(*file),
+            "spelling unknown (" + *why + "); --match bytes needs it (--match exact matches token strings)");
       result.warnings.push_back(file->string() + ": spelling unknown (" + *why + "); matching exactly");
     }
     if (source_kind && helper_kind) {
@@ -215,66 +125,113 @@ inline token_matching match_tokens(const tokenizer_reading& source, const tokeni
       result.used = clp::token_match::exact;
     }
   }
-  result.overlap = clp::intersect_vocabularies(source.vocabulary.ids, helper.vocabulary.ids, options);
+  // The library names the vocabularies 'source' and 'target'; an error about both is about the
+  // two files.
+  const error_origins origins = error_origins()
+                                    .add("source", io::about(source.file))
+                                    .add("target", io::about(helper.file))
+                                    .otherwise(source.file.string() + " and " + helper.file.string());
+  result.overlap =
+      origins.run([&] { return clp::intersect_vocabularies(source.vocabulary.ids, helper.vocabulary.ids, options); });
   return result;
 }
 
-/// Makes each role match a pair of the overlap: target row helper_id takes source row
-/// source_id, replacing the helper token's exact or byte match, or, for a helper token that
-/// had none, inserted in target-id order and taken out of missing_ids. The library then
-/// copies those rows as it copies every other pair. Returns how many pairs were added or
-/// changed (a role pair the matching had already found changes nothing).
-/// @param[in,out] overlap  the overlap, sorted by target id
-/// @param[in]     roles    match_special_tokens' result
-/// @param[in]     source_rows, target_rows  the rows of the source and the helper embedding
-/// @param[in]     source_file, helper_file  the tokenizers, for messages
-inline Index apply_role_matches(vocabulary_overlap& overlap, const std::vector<role_match>& roles, Index source_rows,
-                                Index target_rows, const std::filesystem::path& source_file,
-                                const std::filesystem::path& helper_file) {
-  Index changed = 0;
+/// The library's forced pairs for the special tokens matched by role: the helper token's row
+/// takes the source token's row. A role whose two tokens are the same string is left out: the
+/// matching pairs them exactly. Throws clp::malformed_file naming the tokenizer file when a
+/// role's token has an id past its embedding's rows (the library's refusal would name only ids).
+/// @param[in] roles        match_special_tokens' result
+/// @param[in] source_rows, helper_rows  rows of the source and the helper embedding
+/// @param[in] source_file, helper_file  the tokenizer files, for messages
+inline std::vector<clp::forced_pair> role_pairs(const std::vector<role_match>& roles, Index source_rows,
+                                                Index helper_rows, const std::filesystem::path& source_file,
+                                                const std::filesystem::path& helper_file) {
+  std::vector<clp::forced_pair> pairs;
   for (const role_match& role : roles) {
-    const auto outside = [&](const std::filesystem::path& file, const std::string& token, std::int64_t id, Index rows) {
+    const auto require_row = [&](const std::filesystem::path& file, const std::string& token, std::int64_t id,
+                                 Index rows) {
       if (id < 0 || id >= rows)
-        io::detail::fail(file, std::string(role_name(role.role)) + " token " + io::detail::quoted_name(token) +
-                                   " has id " + std::to_string(id) + ", past the " + std::to_string(rows) +
-                                   " rows of its embedding");
+        io::malformed(file, std::string(role_name(role.role)) + " token " + io::quoted_name(token) + " has id " +
+                                std::to_string(id) + ", past the " + std::to_string(rows) + " rows of its embedding");
     };
-    outside(source_file, role.source_token, role.source_id, source_rows);
-    outside(helper_file, role.helper_token, role.helper_id, target_rows);
-    const Index target = static_cast<Index>(role.helper_id), source = static_cast<Index>(role.source_id);
-    const auto at = std::lower_bound(overlap.target_ids.begin(), overlap.target_ids.end(), target);
-    const auto i = static_cast<std::size_t>(at - overlap.target_ids.begin());
-    if (at != overlap.target_ids.end() && *at == target) {
-      if (overlap.source_ids[i] == source) continue;
-      (overlap.matched_by[i] == clp::match_reason::exact ? overlap.exact_matches : overlap.byte_matches) -= 1;
-      overlap.source_ids[i] = source;
-      overlap.matched_by[i] = clp::match_reason::forced;
-    } else {
-      overlap.target_ids.insert(at, target);
-      overlap.source_ids.insert(overlap.source_ids.begin() + static_cast<std::ptrdiff_t>(i), source);
-      overlap.matched_by.insert(overlap.matched_by.begin() + static_cast<std::ptrdiff_t>(i), clp::match_reason::forced);
-      const auto missing = std::lower_bound(overlap.missing_ids.begin(), overlap.missing_ids.end(), target);
-      if (missing != overlap.missing_ids.end() && *missing == target) overlap.missing_ids.erase(missing);
-    }
-    ++changed;
+    require_row(source_file, role.source_token, role.source_id, source_rows);
+    require_row(helper_file, role.helper_token, role.helper_id, helper_rows);
+    if (role.helper_token != role.source_token)
+      pairs.push_back({static_cast<Index>(role.helper_id), static_cast<Index>(role.source_id)});
   }
-  return changed;
+  return pairs;
 }
 
-/// Reads both models' special tokens (their notes become warnings) and makes every helper
-/// token with a role that the source also has take the source row of that role.
-/// @param[in,out] matching     match_tokens' result, for two model folders
-/// @param[in]     source, helper  the tokenizers matching was made from
-/// @param[in]     source_rows  rows of the source embedding (the helper's are the overlap's)
-inline void map_special_tokens(token_matching& matching, const tokenizer_reading& source,
-                               const tokenizer_reading& helper, Index source_rows) {
-  const special_tokens source_roles = read_special_tokens(source.file, source.vocabulary);
-  const special_tokens helper_roles = read_special_tokens(helper.file, helper.vocabulary);
+/// The matching of `transfer`: the special tokens of both models by role (their files' notes
+/// become warnings), then every other token as --match asks.
+/// @param[in] source, helper  the two models, as read
+/// @param[in] asked           --match
+/// @param[in] source_rows, helper_rows  rows of their embeddings (from the tensor headers)
+inline token_matching match_models(const hf_checkpoint& source, const hf_checkpoint& helper,
+                                   const match_arguments& asked, Index source_rows, Index helper_rows) {
+  const special_tokens source_roles = read_special_tokens(source.json, source.tokenizer.vocabulary);
+  const special_tokens helper_roles = read_special_tokens(helper.json, helper.tokenizer.vocabulary);
+  const std::vector<role_match> roles = match_special_tokens(source_roles, helper_roles);
+  clp::intersect_options options;
+  options.source_rows = source_rows;
+  options.target_rows = helper_rows;
+  options.forced_pairs = role_pairs(roles, source_rows, helper_rows, source.tokenizer.file, helper.tokenizer.file);
+  token_matching matching = match_tokens(source.tokenizer, helper.tokenizer, asked, std::move(options));
+  // Special tokens alone are no overlap to transfer from: refused as the library refuses
+  // vocabularies that share nothing.
+  const vocabulary_overlap& overlap = matching.overlap;
+  if (overlap.exact_matches + overlap.byte_matches == 0) {
+    clp::error_facts facts;
+    facts.context = source.tokenizer.file.string() + " and " + helper.tokenizer.file.string();
+    throw clp::invalid_argument(std::move(facts),
+                                std::string("the vocabularies share no token") +
+                                    (matching.used == clp::token_match::bytes ? ", by string or by bytes" : "") + " (" +
+                                    std::to_string(overlap.source_vocab_size) + " source, " +
+                                    std::to_string(overlap.target_vocab_size) +
+                                    " target tokens); only special tokens match, by role");
+  }
+  matching.roles = roles;
   for (const std::string& note : source_roles.notes) matching.warnings.push_back("source " + note);
   for (const std::string& note : helper_roles.notes) matching.warnings.push_back("helper " + note);
+  return matching;
+}
+
+/// Transitional, for bench_bf16 (examples/benchmarks) until it reads its models as
+/// hf_checkpoint and calls match_models: matches `matching` again with the special tokens of
+/// the folders of the two tokenizers as forced pairs.
+inline void map_special_tokens(token_matching& matching, const tokenizer_reading& source,
+                               const tokenizer_reading& helper, Index source_rows) {
+  const auto folder_of = [](const std::filesystem::path& file) { return file.parent_path(); };
+  const special_tokens source_roles =
+      read_special_tokens(model_json_files::read(folder_of(source.file)), source.vocabulary);
+  const special_tokens helper_roles =
+      read_special_tokens(model_json_files::read(folder_of(helper.file)), helper.vocabulary);
+  const Index helper_rows = matching.overlap.target_rows();
+  clp::intersect_options options;
+  options.source_rows = source_rows;
+  options.target_rows = helper_rows;
   matching.roles = match_special_tokens(source_roles, helper_roles);
-  matching.role_matches = apply_role_matches(matching.overlap, matching.roles, source_rows,
-                                             matching.overlap.target_rows(), source.file, helper.file);
+  options.forced_pairs = role_pairs(matching.roles, source_rows, helper_rows, source.file, helper.file);
+  matching.overlap = match_tokens(source, helper, {matching.asked, false}, std::move(options)).overlap;
+}
+
+/// How the pairs of an overlap were matched, as the summary, the report and `overlap` count
+/// them: exact + bytes + roles == overlap.size().
+struct match_counts {
+  Index exact = 0, bytes = 0, roles = 0;
+  Index shared_strings = 0;  ///< strings both vocabularies hold, whatever they were matched with
+};
+
+inline match_counts counts_of(const vocabulary_overlap& overlap) {
+  return {overlap.exact_matches, overlap.byte_matches, overlap.forced_matches, overlap.shared_strings};
+}
+
+/// The counts into a JSON object (the report's "matching", `overlap --json`).
+inline void add_counts(nlohmann::ordered_json& json, const match_counts& counts) {
+  json["exact_matches"] = counts.exact;
+  json["byte_matches"] = counts.bytes;
+  json["role_matches"] = counts.roles;
+  json["shared_strings"] = counts.shared_strings;
 }
 
 /// "sentencepiece (byte fallback)", "byte_level", or "unknown".
@@ -303,10 +260,7 @@ inline nlohmann::ordered_json matching_json(const token_matching& matching) {
   nlohmann::ordered_json json;
   json["asked"] = match_name(matching.asked);
   json["used"] = match_name(matching.used);
-  json["exact_matches"] = matching.overlap.exact_matches;
-  json["byte_matches"] = matching.overlap.byte_matches;
-  json["role_matches"] = matching.role_matches;
-  json["shared_strings"] = matching.overlap.shared_strings;
+  add_counts(json, counts_of(matching.overlap));
   json["source"] = spelling(matching.source_file, matching.source_spelling);
   json["helper"] = spelling(matching.helper_file, matching.helper_spelling);
   json["special_tokens"] = nlohmann::ordered_json::array();
@@ -328,9 +282,9 @@ inline void print_matching_warnings(const token_matching& matching) {
 
 /// The summary's lines on the matching: the counts by kind, then the special tokens by role.
 inline void print_matching_summary(const token_matching& matching) {
-  const vocabulary_overlap& overlap = matching.overlap;
-  std::fprintf(stderr, "  matched            %td exactly, %td by bytes, %td by role (--match %s", overlap.exact_matches,
-               overlap.byte_matches, matching.role_matches, match_name(matching.asked));
+  const match_counts counts = counts_of(matching.overlap);
+  std::fprintf(stderr, "  matched            %td exactly, %td by bytes, %td by role (--match %s", counts.exact,
+               counts.bytes, counts.roles, match_name(matching.asked));
   if (matching.used != matching.asked) std::fprintf(stderr, ", matched exactly: a spelling is unknown");
   std::fprintf(stderr, "; source %s, helper %s)\n", spelling_description(matching.source_spelling).c_str(),
                spelling_description(matching.helper_spelling).c_str());

@@ -16,7 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/hf_model.hpp"
+#include "io/errors.hpp"
+#include "io/json_file.hpp"
+#include "io/tokenizer_json.hpp"
 
 namespace clp::program {
 
@@ -103,19 +105,19 @@ inline void read_decoder(const nlohmann::json& tokenizer, spelling_signals& foun
       if (mark == space_mark)
         found.add(token_spelling::sentencepiece, "decoder Metaspace '\xe2\x96\x81'");
       else
-        found.unsupported.push_back("decoder Metaspace with replacement " + io::detail::quoted_name(mark));
+        found.unsupported.push_back("decoder Metaspace with replacement " + io::quoted_name(mark));
     } else if (type == "Replace") {
       // Replace '▁' -> ' ' is how SentencePiece-converted BPE tokenizers (Llama, Gemma) decode.
       const auto pattern = literal_pattern(*step);
       if (pattern == space_mark && string_member(*step, "content") == " ")
         found.add(token_spelling::sentencepiece, "decoder Replace '\xe2\x96\x81'->' '");
       else
-        found.unsupported.push_back("decoder Replace of " + (pattern ? io::detail::quoted_name(*pattern) : "a regex"));
+        found.unsupported.push_back("decoder Replace of " + (pattern ? io::quoted_name(*pattern) : "a regex"));
     } else if (type == "ByteFallback") {
       found.byte_fallback.push_back("decoder ByteFallback");
     } else if (type == "WordPiece") {
       found.decoder_prefix = string_member(*step, "prefix", "##");
-      found.add(token_spelling::wordpiece, "decoder WordPiece " + io::detail::quoted_name(found.decoder_prefix));
+      found.add(token_spelling::wordpiece, "decoder WordPiece " + io::quoted_name(found.decoder_prefix));
     } else if (type == "Fuse" || type == "Strip") {
       // Joining and trimming the decoded pieces changes no token's bytes.
     } else {
@@ -138,7 +140,7 @@ inline void read_pre_tokenizer(const nlohmann::json& tokenizer, spelling_signals
       if (mark == space_mark)
         found.add(token_spelling::sentencepiece, "pre_tokenizer Metaspace '\xe2\x96\x81'");
       else
-        found.unsupported.push_back("pre_tokenizer Metaspace with replacement " + io::detail::quoted_name(mark));
+        found.unsupported.push_back("pre_tokenizer Metaspace with replacement " + io::quoted_name(mark));
     } else if (type == "BertPreTokenizer" || type == "Whitespace" || type == "WhitespaceSplit" ||
                type == "Punctuation" || type == "Digits" || type == "Split" || type == "CharDelimiterSplit" ||
                type == "UnicodeScripts") {
@@ -172,15 +174,14 @@ inline void read_model(const nlohmann::json& tokenizer, spelling_signals& found)
     found.byte_fallback.push_back("model byte_fallback");
   if (type == "WordPiece") {
     found.model_prefix = string_member(*model, "continuing_subword_prefix", "##");
-    found.add(token_spelling::wordpiece, "model WordPiece " + io::detail::quoted_name(found.model_prefix));
+    found.add(token_spelling::wordpiece, "model WordPiece " + io::quoted_name(found.model_prefix));
   } else if (const std::string prefix = string_member(*model, "continuing_subword_prefix"); !prefix.empty()) {
     // A BPE model may mark continuations like WordPiece does (empty in GPT-4o and Qwen).
     found.model_prefix = prefix;
-    found.add(token_spelling::wordpiece,
-              "model " + type + " continuing_subword_prefix " + io::detail::quoted_name(prefix));
+    found.add(token_spelling::wordpiece, "model " + type + " continuing_subword_prefix " + io::quoted_name(prefix));
   }
   if (const std::string suffix = string_member(*model, "end_of_word_suffix"); !suffix.empty())
-    found.unsupported.push_back("model end_of_word_suffix " + io::detail::quoted_name(suffix));
+    found.unsupported.push_back("model end_of_word_suffix " + io::quoted_name(suffix));
   if (type == "WordLevel") found.plain_compatible.push_back("model WordLevel");
 }
 
@@ -235,8 +236,8 @@ inline tokenizer_spelling spelling_from_declarations(const nlohmann::json& token
     const token_spelling kind = named.front();
     if (kind == token_spelling::wordpiece) {
       if (!found.model_prefix.empty() && !found.decoder_prefix.empty() && found.model_prefix != found.decoder_prefix) {
-        spelling.evidence = "unknown: the model's continuation prefix " + io::detail::quoted_name(found.model_prefix) +
-                            " differs from the decoder's " + io::detail::quoted_name(found.decoder_prefix);
+        spelling.evidence = "unknown: the model's continuation prefix " + io::quoted_name(found.model_prefix) +
+                            " differs from the decoder's " + io::quoted_name(found.decoder_prefix);
         return spelling;
       }
       spelling.continuing_prefix = found.model_prefix.empty() ? found.decoder_prefix : found.model_prefix;
@@ -263,41 +264,44 @@ inline constexpr std::array<std::string_view, 14> byte_level_tokenizer_classes =
 
 namespace detail {
 
-/// Parses the declarations of a tokenizer.json, skipping model.vocab, model.merges and
-/// added_tokens as they are read, so that a 250k-token file costs a scan, not a DOM (see
-/// io::read_tokenizer_declarations).
-/// @param[in] file  tokenizer.json
-inline nlohmann::json read_declarations(const std::filesystem::path& file) {
-  return io::read_tokenizer_declarations(file);
+/// The tokenizer_class a tokenizer_config.json names, or "" (no file, not an object, no class).
+inline std::string tokenizer_class(const nlohmann::ordered_json* tokenizer_config) {
+  if (!tokenizer_config || !tokenizer_config->is_object()) return {};
+  const auto it = tokenizer_config->find("tokenizer_class");
+  return it != tokenizer_config->end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-/// The spelling of a vocab.json or encoder.json, which declares none itself; see
-/// read_tokenizer_spelling.
-inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& file) {
+}  // namespace detail
+
+/// The spelling of a vocab.json or encoder.json, which declares none itself: byte_level for an
+/// encoder.json (OpenAI's GPT-2 format, always byte-level); for a vocab.json, byte_level when
+/// the tokenizer_config.json beside it names a byte-level BPE class
+/// (byte_level_tokenizer_classes), unknown when it names another class, else byte_level when
+/// merges.txt is beside it (the slow GPT-2 layout), else unknown.
+/// @param[in] file              vocab.json or encoder.json (or any file of token -> id)
+/// @param[in] tokenizer_config  the tokenizer_config.json beside it, as read; null when absent
+inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& file,
+                                                 const nlohmann::ordered_json* tokenizer_config) {
   tokenizer_spelling spelling;
   if (file.filename() == "encoder.json") {
     spelling.kind = token_spelling::byte_level;
     spelling.evidence = "encoder.json (OpenAI's GPT-2 format, always byte-level)";
     return spelling;
   }
-  const std::filesystem::path folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
-  if (std::filesystem::exists(folder / "tokenizer_config.json")) {
-    const auto config = io::detail::read_json_file<nlohmann::json>(folder / "tokenizer_config.json");
-    std::string name = config.is_object() ? string_member(config, "tokenizer_class") : std::string();
-    if (!name.empty()) {
-      const std::string shown = name;
-      if (name.size() > 4 && name.compare(name.size() - 4, 4, "Fast") == 0) name.resize(name.size() - 4);
-      if (std::find(byte_level_tokenizer_classes.begin(), byte_level_tokenizer_classes.end(), name) !=
-          byte_level_tokenizer_classes.end()) {
-        spelling.kind = token_spelling::byte_level;
-        spelling.evidence = "tokenizer_config.json tokenizer_class " + shown;
-      } else {
-        spelling.evidence = "unknown: tokenizer_config.json names tokenizer_class " + shown +
-                            ", not a byte-level BPE, and " + file.filename().string() + " declares nothing";
-      }
-      return spelling;
+  if (std::string name = detail::tokenizer_class(tokenizer_config); !name.empty()) {
+    const std::string shown = name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, "Fast") == 0) name.resize(name.size() - 4);
+    if (std::find(byte_level_tokenizer_classes.begin(), byte_level_tokenizer_classes.end(), name) !=
+        byte_level_tokenizer_classes.end()) {
+      spelling.kind = token_spelling::byte_level;
+      spelling.evidence = "tokenizer_config.json tokenizer_class " + shown;
+    } else {
+      spelling.evidence = "unknown: tokenizer_config.json names tokenizer_class " + shown +
+                          ", not a byte-level BPE, and " + file.filename().string() + " declares nothing";
     }
+    return spelling;
   }
+  const std::filesystem::path folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
   if (std::filesystem::exists(folder / "merges.txt")) {
     spelling.kind = token_spelling::byte_level;
     spelling.evidence = file.filename().string() + " beside merges.txt (GPT-2's byte-level BPE layout)";
@@ -308,32 +312,35 @@ inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& fi
   return spelling;
 }
 
-}  // namespace detail
+/// The tokenizer_config.json beside `file`, read when it is there; throws naming it when it is
+/// not JSON.
+inline std::optional<nlohmann::ordered_json> tokenizer_config_beside(const std::filesystem::path& file) {
+  const std::filesystem::path folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  return io::read_json_file_if_present<nlohmann::ordered_json>(folder / "tokenizer_config.json");
+}
 
 /// The spelling of the tokenizer at `path`, which is read as the program reads vocabularies:
 ///   - a folder: its tokenizer.json, or else its vocab.json;
-///   - a tokenizer.json (or any JSON object whose "model" is an object): its declarations,
-///     see spelling_from_declarations;
-///   - an encoder.json: byte_level (OpenAI's GPT-2 format; its encoder always applies the
-///     byte alphabet);
-///   - a vocab.json (or any other object of token -> id), which declares nothing itself:
-///     byte_level when tokenizer_config.json beside it names a byte-level BPE class
-///     (byte_level_tokenizer_classes), unknown when it names another class, else byte_level
-///     when merges.txt is beside it (the slow GPT-2 layout), else unknown.
+///   - a tokenizer.json (or any JSON object whose "model" is an object): its declarations, see
+///     spelling_from_declarations;
+///   - a vocab.json or encoder.json (or any other object of token -> id): see
+///     spelling_of_vocab_file.
 /// Throws naming the file when it cannot be read or is not JSON.
 /// @param[in] path  model folder, tokenizer.json, vocab.json or encoder.json
 inline tokenizer_spelling read_tokenizer_spelling(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path)) {
     if (std::filesystem::exists(path / "tokenizer.json")) return read_tokenizer_spelling(path / "tokenizer.json");
-    if (std::filesystem::exists(path / "vocab.json")) return detail::spelling_of_vocab_file(path / "vocab.json");
-    io::detail::fail(path, "no tokenizer.json or vocab.json to read the vocabulary from");
+    if (std::filesystem::exists(path / "vocab.json")) return read_tokenizer_spelling(path / "vocab.json");
+    io::malformed(path, "no tokenizer.json or vocab.json to read the vocabulary from");
   }
-  if (!std::filesystem::exists(path)) io::detail::fail(path, "no such file or folder");
-  if (path.filename() == "vocab.json" || path.filename() == "encoder.json") return detail::spelling_of_vocab_file(path);
-  const nlohmann::json declarations = detail::read_declarations(path);
-  const auto model = declarations.is_object() ? declarations.find("model") : declarations.end();
-  if (model != declarations.end() && model->is_object()) return spelling_from_declarations(declarations);
-  return detail::spelling_of_vocab_file(path);
+  if (!std::filesystem::exists(path)) throw clp::io_error(io::about(path), "no such file or folder");
+  if (path.filename() != "vocab.json" && path.filename() != "encoder.json") {
+    const nlohmann::json declarations = io::read_tokenizer_declarations(path);
+    const auto model = declarations.is_object() ? declarations.find("model") : declarations.end();
+    if (model != declarations.end() && model->is_object()) return spelling_from_declarations(declarations);
+  }
+  const auto config = tokenizer_config_beside(path);
+  return spelling_of_vocab_file(path, config ? &*config : nullptr);
 }
 
 }  // namespace clp::program

@@ -37,7 +37,9 @@
 #include <utility>
 #include <vector>
 
-#include "io/safetensors.hpp"
+#include <clp/error.hpp>
+
+#include "io/errors.hpp"
 
 namespace clp::program {
 
@@ -204,8 +206,104 @@ inline std::int64_t columns_after(const std::vector<std::int64_t>& shape, std::s
   return columns;
 }
 
-[[noreturn]] inline void refuse(const std::filesystem::path& where, const std::string& problem) {
-  io::detail::fail(where, problem);
+/// A tensor of the checkpoint `where` that cannot play the part it was given.
+[[noreturn]] inline void refuse_tensor(const std::filesystem::path& where, const std::string& tensor,
+                                       const std::string& problem) {
+  io::malformed(where, problem, tensor);
+}
+
+/// A --transfer-tensor name that the checkpoint cannot serve.
+[[noreturn]] inline void refuse_option(const std::filesystem::path& where, const std::string& problem) {
+  clp::error_facts facts = io::about(where);
+  facts.argument = "--transfer-tensor";
+  throw clp::invalid_argument(std::move(facts), problem);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+inline const tensor_description* find_tensor(const std::vector<tensor_description>& tensors, const std::string& name) {
+  for (const tensor_description& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+/// The input embedding, which must be [rows, cols]; and the head and the --transfer-tensor
+/// names of `options`, which must name tensors that can follow its rows.
+inline const tensor_description& checked_embedding(const std::filesystem::path& where,
+                                                   const std::vector<tensor_description>& tensors,
+                                                   const std::string& embedding_name,
+                                                   const vocabulary_tensor_options& options) {
+  const tensor_description* embedding = find_tensor(tensors, embedding_name);
+  if (!embedding) refuse_tensor(where, embedding_name, "is the input embedding, but no tensor of the checkpoint");
+  if (embedding->shape.size() != 2 || embedding->shape[0] <= 0)
+    refuse_tensor(where, embedding_name,
+                  "is the input embedding, but has shape " + shape_text(embedding->shape) + ", not [rows, cols]");
+  const std::int64_t rows = embedding->shape[0];
+  if (options.head) {
+    const tensor_description* head = find_tensor(tensors, *options.head);
+    if (!head) refuse_tensor(where, *options.head, "is the output head, but no tensor of the checkpoint");
+    if (head->shape.size() != 2 || head->shape[0] != rows)
+      refuse_tensor(where, *options.head,
+                    "is the output head, but has shape " + shape_text(head->shape) + ", not [" + std::to_string(rows) +
+                        ", cols] like the input embedding \"" + embedding_name + "\"");
+  }
+  for (const std::string& name : options.transfer_tensors) {
+    const tensor_description* t = find_tensor(tensors, name);
+    if (!t) refuse_option(where, "\"" + name + "\": no such tensor in the checkpoint");
+    if (!is_floating_dtype(t->dtype))
+      refuse_option(where, "\"" + name + "\" is " + t->dtype + ", not a floating-point tensor (F32, F64, F16 or BF16)");
+    if (!vocabulary_axis(t->shape, rows))
+      refuse_option(where, "\"" + name + "\" has shape " + shape_text(t->shape) +
+                               ", which does not start with the input embedding's " + std::to_string(rows) +
+                               " rows (after leading 1s)");
+  }
+  return *embedding;
+}
+
+/// The role of tensor `t` (not the embedding) and why, in `entry`; false when it is not
+/// vocabulary-sized.
+inline bool decide_role(const tensor_description& t, const tensor_description& embedding,
+                        const vocabulary_tensor_options& options, const equal_to_embedding& equal_bytes,
+                        vocabulary_tensor& entry) {
+  const std::int64_t rows = embedding.shape[0];
+  const std::optional<std::size_t> axis = vocabulary_axis(t.shape, rows);
+  const bool floating = is_floating_dtype(t.dtype);
+  const auto role = [&](vocabulary_role r, std::string reason) {
+    entry.role = r;
+    entry.reason = std::move(reason);
+    return true;
+  };
+  if (axis) {
+    entry.axis = *axis;
+    entry.columns = columns_after(t.shape, *axis);
+  }
+  if (t.shape == embedding.shape && t.dtype == embedding.dtype && equal_bytes(t.name))
+    return role(vocabulary_role::tied_copy, "tied copy of " + embedding.name + " (equal bytes)");
+  if (options.head && t.name == *options.head) return role(vocabulary_role::transferred, "untied output head");
+  if (std::find(options.transfer_tensors.begin(), options.transfer_tensors.end(), t.name) !=
+      options.transfer_tensors.end())
+    return role(vocabulary_role::transferred, "named by --transfer-tensor");
+  if (axis && floating && t.shape.size() == *axis + 1 && is_bias_name(t.name))
+    return role(vocabulary_role::transferred, "per-token output bias");
+  if (axis && floating && *axis == 0 && t.shape.size() == 2 &&
+      std::any_of(std::begin(per_token_matrix_suffixes), std::end(per_token_matrix_suffixes),
+                  [&](std::string_view suffix) { return has_name_suffix(t.name, suffix); }))
+    return role(vocabulary_role::transferred, "per-token matrix (not equal to " + embedding.name + ")");
+  if (const auto at = any_axis_of(t.shape, rows)) {
+    entry.axis = *at;
+    return role(vocabulary_role::warned, "dimension " + std::to_string(*at) + " of " + shape_text(t.shape) +
+                                             " is the input embedding's " + std::to_string(rows) + " rows");
+  }
+  const bool other_vocab_size = options.config_vocab_size && *options.config_vocab_size != rows;
+  if (const auto at = other_vocab_size ? any_axis_of(t.shape, *options.config_vocab_size) : std::nullopt) {
+    entry.axis = *at;
+    return role(vocabulary_role::warned, "dimension " + std::to_string(*at) + " of " + shape_text(t.shape) +
+                                             " is config.json's vocab_size " +
+                                             std::to_string(*options.config_vocab_size));
+  }
+  return false;
 }
 
 }  // namespace detail
@@ -222,51 +320,15 @@ inline std::int64_t columns_after(const std::vector<std::int64_t>& shape, std::s
 ///                              bytes (the program compares the mapped bytes)
 /// @return every tensor with a dimension of the embedding's rows (and the ones named by
 ///         options), embedding included, in `tensors` order
-/// Throws io::error naming `where` and the tensor when the embedding or head is not
-/// [rows, n], or a --transfer-tensor name is missing, not floating point, or not vocabulary-sized.
+/// Throws clp::malformed_file naming `where` and the tensor when the embedding or head is not
+/// [rows, n], clp::invalid_argument naming `where` and --transfer-tensor when a name it gives is
+/// missing, not floating point, or not vocabulary-sized.
 inline vocabulary_plan plan_vocabulary_tensors(const std::filesystem::path& where,
                                                const std::vector<tensor_description>& tensors,
                                                const std::string& embedding_name,
                                                const vocabulary_tensor_options& options,
                                                const equal_to_embedding& equal_bytes) {
-  const auto embedding = std::find_if(tensors.begin(), tensors.end(),
-                                      [&](const tensor_description& t) { return t.name == embedding_name; });
-  if (embedding == tensors.end()) detail::refuse(where, "no tensor \"" + embedding_name + "\" (the input embedding)");
-  if (embedding->shape.size() != 2 || embedding->shape[0] <= 0)
-    detail::refuse(where, "input embedding \"" + embedding_name + "\" has shape " +
-                              detail::shape_text(embedding->shape) + ", not [rows, cols]");
-  const std::int64_t rows = embedding->shape[0];
-
-  auto lookup = [&](const std::string& name) -> const tensor_description* {
-    for (const tensor_description& t : tensors)
-      if (t.name == name) return &t;
-    return nullptr;
-  };
-  if (options.head) {
-    const tensor_description* head = lookup(*options.head);
-    if (!head) detail::refuse(where, "no tensor \"" + *options.head + "\" (the output head)");
-    if (head->shape.size() != 2 || head->shape[0] != rows)
-      detail::refuse(where, "output head \"" + *options.head + "\" has shape " + detail::shape_text(head->shape) +
-                                ", not [" + std::to_string(rows) + ", cols] like the input embedding \"" +
-                                embedding_name + "\"");
-  }
-  for (const std::string& name : options.transfer_tensors) {
-    const tensor_description* t = lookup(name);
-    if (!t) detail::refuse(where, "--transfer-tensor \"" + name + "\": no such tensor in the checkpoint");
-    if (!detail::is_floating_dtype(t->dtype))
-      detail::refuse(where, "--transfer-tensor \"" + name + "\" is " + t->dtype +
-                                ", not a floating-point tensor (F32, F64, F16 or BF16)");
-    if (!detail::vocabulary_axis(t->shape, rows))
-      detail::refuse(where, "--transfer-tensor \"" + name + "\" has shape " + detail::shape_text(t->shape) +
-                                ", which does not start with the input embedding's " + std::to_string(rows) +
-                                " rows (after leading 1s)");
-  }
-  const auto requested = [&](const std::string& name) {
-    return std::find(options.transfer_tensors.begin(), options.transfer_tensors.end(), name) !=
-           options.transfer_tensors.end();
-  };
-  const bool other_vocab_size = options.config_vocab_size && *options.config_vocab_size != rows;
-
+  const tensor_description& embedding = detail::checked_embedding(where, tensors, embedding_name, options);
   vocabulary_plan plan;
   for (const tensor_description& t : tensors) {
     vocabulary_tensor entry;
@@ -277,45 +339,7 @@ inline vocabulary_plan plan_vocabulary_tensors(const std::filesystem::path& wher
       entry.role = vocabulary_role::embedding;
       entry.reason = "input embedding";
       entry.columns = t.shape[1];
-      plan.tensors.push_back(std::move(entry));
-      continue;
-    }
-    const std::optional<std::size_t> axis = detail::vocabulary_axis(t.shape, rows);
-    const bool floating = detail::is_floating_dtype(t.dtype);
-    const bool is_head = options.head && t.name == *options.head;
-    if (axis) {
-      entry.axis = *axis;
-      entry.columns = detail::columns_after(t.shape, *axis);
-    }
-    if (t.shape == embedding->shape && t.dtype == embedding->dtype && equal_bytes(t.name)) {
-      entry.role = vocabulary_role::tied_copy;
-      entry.reason = "tied copy of " + embedding_name + " (equal bytes)";
-    } else if (is_head) {
-      entry.role = vocabulary_role::transferred;
-      entry.reason = "untied output head";
-    } else if (requested(t.name)) {
-      entry.role = vocabulary_role::transferred;
-      entry.reason = "named by --transfer-tensor";
-    } else if (axis && floating && t.shape.size() == *axis + 1 && detail::is_bias_name(t.name)) {
-      entry.role = vocabulary_role::transferred;
-      entry.reason = "per-token output bias";
-    } else if (axis && floating && *axis == 0 && t.shape.size() == 2 &&
-               std::any_of(std::begin(per_token_matrix_suffixes), std::end(per_token_matrix_suffixes),
-                           [&](std::string_view suffix) { return detail::has_name_suffix(t.name, suffix); })) {
-      entry.role = vocabulary_role::transferred;
-      entry.reason = "per-token matrix (not equal to " + embedding_name + ")";
-    } else if (const auto at = detail::any_axis_of(t.shape, rows)) {
-      entry.role = vocabulary_role::warned;
-      entry.axis = *at;
-      entry.reason = "dimension " + std::to_string(*at) + " of " + detail::shape_text(t.shape) +
-                     " is the input embedding's " + std::to_string(rows) + " rows";
-    } else if (const auto at_vocab =
-                   other_vocab_size ? detail::any_axis_of(t.shape, *options.config_vocab_size) : std::nullopt) {
-      entry.role = vocabulary_role::warned;
-      entry.axis = *at_vocab;
-      entry.reason = "dimension " + std::to_string(*at_vocab) + " of " + detail::shape_text(t.shape) +
-                     " is config.json's vocab_size " + std::to_string(*options.config_vocab_size);
-    } else {
+    } else if (!detail::decide_role(t, embedding, options, equal_bytes, entry)) {
       continue;  // not vocabulary-sized
     }
     plan.tensors.push_back(std::move(entry));

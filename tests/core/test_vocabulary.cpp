@@ -4,6 +4,7 @@
 // bytes: its rules, real tokenizers of several families against tests/data/count_overlaps.py
 // (an independent Python oracle), and vocabularies respelled in another family's spelling.
 
+#include "../support/skip.hpp"
 #include "../support/utf8.hpp"
 #include "fixtures.hpp"
 
@@ -770,11 +771,11 @@ void check_pair(const vocabulary& source, token_spelling source_spelling, const 
   CHECK(exact.exact_matches == want.shared_strings);
 }
 
-#define CLP_NEED_TOKENIZER(variable, name)                                                           \
-  const vocabulary* variable = tokenizer(name);                                                      \
-  if (!variable) {                                                                                   \
-    MESSAGE("skipped: tests/data/fetched/" name " is absent (bash tests/data/fetch_tokenizers.sh)"); \
-    return;                                                                                          \
+#define CLP_NEED_TOKENIZER(variable, name)                                                         \
+  const vocabulary* variable = tokenizer(name);                                                    \
+  if (!variable) {                                                                                 \
+    clp_test::skip("tests/data/fetched/" name " is absent (bash tests/data/fetch_tokenizers.sh)"); \
+    return;                                                                                        \
   }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Fuzz target: config.json handling (io/hf_model.hpp): model_folder reading it, the vocab and
-// hidden sizes, and the config written for a transferred model. The folder holds a fixed
-// valid model.safetensors; the input is config.json. A written config must parse back with
-// the new vocab_size.
+// Fuzz target: config.json as the program reads and writes it: a model folder read once
+// (hf_checkpoint.hpp), the language model's vocab and hidden sizes (language_model_config.hpp),
+// and the config written for a transferred model (transfer_config). The folder holds a fixed
+// valid model.safetensors and tokenizer.json; the input is config.json. A written config must
+// parse back with the new vocab_size where the language model reads it.
 #include "fuzz_support.hpp"
-#include "io/hf_model.hpp"
+#include "hf_checkpoint.hpp"
+#include "language_model_config.hpp"
 
 using namespace clp_fuzz;
 
@@ -17,6 +19,7 @@ const fs::path& model() {
     const float values[4] = {1, 2, 3, 4};
     writer.append(values, sizeof values);
     writer.finish();
+    write_bytes(f / "tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}})");
     return f;
   }();
   return folder;
@@ -25,19 +28,27 @@ const fs::path& model() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace program = clp::program;
   const fs::path& folder = model();
   const fs::path config_file = folder / "config.json";
   write_bytes(config_file, data, size);
   expect_clean(folder, [&] {
-    const clp::io::model_folder opened(folder);
+    const program::hf_checkpoint checkpoint = program::hf_checkpoint::read(folder);
+    const nlohmann::ordered_json& config = checkpoint.config();
     expect_clean(folder, [&] {
-      if (clp::io::config_vocab_size(opened.config(), config_file) <= 0) finding("non-positive vocab_size accepted");
+      const auto vocab_size = program::language_model_vocab_size(config, config_file);
+      if (vocab_size && *vocab_size <= 0) finding("non-positive vocab_size accepted");
     });
     expect_clean(folder, [&] {
-      if (clp::io::config_hidden_size(opened.config(), config_file) <= 0) finding("non-positive hidden size accepted");
+      if (program::language_model_hidden_size(config, config_file) <= 0) finding("non-positive hidden size accepted");
     });
-    const auto written = clp::io::target_config(opened.config(), opened.config(), 7).dump(2);
-    if (nlohmann::json::parse(written).at("vocab_size") != 7) finding("the written config lost vocab_size");
+    const auto& ids = checkpoint.tokenizer.vocabulary.ids;
+    const auto written =
+        nlohmann::ordered_json::parse(program::transfer_config(config, config, 7, ids, ids).config.dump(2));
+    const std::vector<std::string> path = program::language_model_config_path(written);
+    const nlohmann::ordered_json* level = &written;
+    for (const std::string& key : path) level = &level->at(key);
+    if (level->at("vocab_size") != 7) finding("the written config lost vocab_size");
   });
   return 0;
 }

@@ -1,5 +1,5 @@
 // Fuzz target: reading a model's input embedding (embedding.hpp, embedding_matrix::read,
-// after io::model_folder and io::find_input_embedding) and screening it for NaN and infinity
+// after io::model_weights and io::find_input_embedding) and screening it for NaN and infinity
 // (require_finite: the read only maps the tensor; the program screens every row it uses, the
 // library its share, before anything is written). The folder holds a fixed config.json; the
 // input is model.safetensors (see safetensors_from_input). An accepted embedding must be a
@@ -8,6 +8,7 @@
 
 #include "embedding.hpp"
 #include "fuzz_support.hpp"
+#include "io/embedding_names.hpp"
 
 using namespace clp_fuzz;
 
@@ -21,10 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_clean(
       folder,
       [&] {
-        const clp::io::model_folder model(folder);
+        const clp::io::model_weights model(folder);
         const std::string name = clp::io::find_input_embedding(folder, model.tensor_names());
         const auto matrix = clp::program::embedding_matrix::read(model, name);
-        matrix.require_finite();
+        clp::program::require_finite(matrix);
         const auto& tensor = model.locate(name).tensor;
         if (matrix.rows() != tensor.shape.at(0) || matrix.cols() != tensor.shape.at(1)) finding("wrong matrix size");
         matrix.visit([&](auto view) {

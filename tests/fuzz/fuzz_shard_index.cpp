@@ -1,8 +1,8 @@
-// Fuzz target: a sharded model folder's model.safetensors.index.json (io/hf_model.hpp,
-// model_folder). The folder holds a fixed config.json and two valid shards; the input is the
+// Fuzz target: a sharded model folder's model.safetensors.index.json (io/model_weights.hpp,
+// model_weights). The folder holds a fixed config.json and two valid shards; the input is the
 // index. An accepted folder must locate every tensor of every shard it opened.
 #include "fuzz_support.hpp"
-#include "io/hf_model.hpp"
+#include "io/model_weights.hpp"
 
 using namespace clp_fuzz;
 
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path& folder = model();
   write_bytes(folder / "model.safetensors.index.json", data, size);
   expect_clean(folder, [&] {
-    const clp::io::model_folder opened(folder);
+    const clp::io::model_weights opened(folder);
     if (opened.index_path().empty()) finding("the index was not used");
     for (const std::string& name : opened.tensor_names())
       if (opened.locate(name).tensor.name != name) finding("located the wrong tensor", name);

@@ -1,9 +1,9 @@
 // What every fuzz target of the clp-transfer input parsers shares: a private scratch folder
 // for the files the parsers read (they take paths, so each input is written to a file first),
 // and the rule that decides what is a bug. A parser may accept an input or refuse it with a
-// clp::io::error whose message is one line naming a file in the scratch folder; any other
-// exception, a message without the file's name, a broken invariant of an accepted input, or
-// anything a sanitizer reports, is a finding.
+// clp::io_error or clp::malformed_file whose facts name a file in the scratch folder and whose
+// message is one line naming it; any other exception, an error without the file, a broken
+// invariant of an accepted input, or anything a sanitizer reports, is a finding.
 //
 // The same sources build two ways: with clang's -fsanitize=fuzzer (libFuzzer supplies main)
 // and as replay drivers (replay_main.cpp) that the test suite runs over the seed corpus and
@@ -27,6 +27,7 @@
 #include <clp/error.hpp>
 
 #include "io/safetensors.hpp"
+#include "support/safetensors_bytes.hpp"
 
 namespace clp_fuzz {
 
@@ -107,8 +108,7 @@ inline std::string safetensors_from_input(const std::uint8_t* data, std::size_t 
   if (input.empty() || input.front() != '{') return std::string(input);
   const std::size_t nul = input.find('\0');
   const std::string_view header = input.substr(0, nul);
-  std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i) file[std::size_t(i)] = static_cast<char>(std::uint64_t(header.size()) >> (8 * i));
+  std::string file = clp_test::length_prefix(header.size());
   file += header;
   if (nul != std::string_view::npos) file += input.substr(nul + 1);
   return file;
@@ -120,23 +120,20 @@ inline void check_message(const fs::path& folder, std::string_view message) {
   if (message.find_first_of("\n\r") != std::string_view::npos) finding("message is not one line", message);
 }
 
-/// Runs `parse`; an io::error naming a file in `folder` is a clean refusal, any other
-/// exception a finding. With `program_errors`, also accepts a clp::error or
-/// std::runtime_error naming the file (the program's own checks, e.g. embedding.hpp's).
+/// Runs `parse`; a clp::io_error or clp::malformed_file naming a file in `folder` is a clean
+/// refusal, any other exception a finding. With `program_errors`, a clp::error of another kind
+/// naming the file is clean too (the program's own checks: a NaN in an embedding, say).
 template <class Parse>
 void expect_clean(const fs::path& folder, Parse&& parse, bool program_errors = false) {
   try {
     parse();
-  } catch (const clp::io::error& e) {
-    check_message(folder, e.what());
   } catch (const clp::error& e) {
-    if (!program_errors) finding("clp::error that is not an io::error", e.what());
-    check_message(folder, e.what());
-  } catch (const std::runtime_error& e) {
-    if (!program_errors) finding("exception that is not an io::error", e.what());
+    const bool file_error = e.kind() == clp::error_kind::io || e.kind() == clp::error_kind::malformed_file;
+    if (!file_error && !program_errors) finding("a clp::error that is neither io nor malformed_file", e.what());
+    if (e.facts().file.rfind(folder.string(), 0) != 0) finding("the error's facts do not name the file", e.what());
     check_message(folder, e.what());
   } catch (const std::exception& e) {
-    finding("exception that is not an io::error", e.what());
+    finding("an exception that is not a clp::error", e.what());
   }
 }
 

@@ -6,7 +6,8 @@
 #include <unordered_set>
 
 #include "fuzz_support.hpp"
-#include "io/hf_model.hpp"
+#include "io/tokenizer_json.hpp"
+#include "io/vocabulary.hpp"
 
 namespace clp_fuzz {
 

@@ -1,5 +1,6 @@
-// Tests for io/hf_model.hpp: model folders (single and sharded), vocabularies, tokenizer
-// files, embedding discovery, config rewriting and the staging directory.
+// Tests for the model-folder half of the I/O layer (io/hf_model.hpp): weights (single and
+// sharded), vocabularies, tokenizer files, embedding discovery, JSON files and the staging
+// directory. Each refusal is checked for its kind, the file it names and its one-line message.
 #include "io/hf_model.hpp"
 
 #include <sys/stat.h>
@@ -12,9 +13,12 @@
 
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
+#include "support/files.hpp"
+#include "support/refusals.hpp"
+#include "support/temp_dir.hpp"
 
 namespace io = clp::io;
+using namespace clp_test;
 
 namespace {
 
@@ -32,29 +36,27 @@ void write_u8_tensors(const std::filesystem::path& file, const std::vector<std::
   writer.finish();
 }
 
-const char* const config_text = R"({"model_type": "gpt2", "vocab_size": 8, "n_embd": 4})";
-
 }  // namespace
 
-TEST_CASE("a single-file model folder") {
+TEST_CASE("the weights of a single-file model folder") {
   temp_dir dir;
-  write_file(dir / "config.json", config_text);
   write_u8_tensors(dir / "model.safetensors", {"transformer.wte.weight", "transformer.h.0.w"});
 
-  const io::model_folder model(dir.path);
-  CHECK(model.config()["model_type"] == "gpt2");
+  const io::model_weights model(dir.path);
+  CHECK(model.folder() == dir.path);
   CHECK(model.index_path().empty());
+  CHECK(model.index().is_null());
   REQUIRE(model.shards().size() == 1);
   CHECK(model.tensor_names() == std::vector<std::string>{"transformer.wte.weight", "transformer.h.0.w"});
   const io::located_tensor found = model.locate("transformer.h.0.w");
   CHECK(found.file.path() == dir / "model.safetensors");
   CHECK(found.tensor.byte_size == 4);
-  check_error(error_of([&] { (void)model.locate("nope"); }), dir.path, {"no tensor \"nope\""});
+  check_refusal(refusal_of([&] { (void)model.locate("nope"); }), clp::error_kind::invalid_argument, dir.path,
+                {"no tensor \"nope\""});
 }
 
-TEST_CASE("a sharded model folder: index plus three shards") {
+TEST_CASE("the weights of a sharded model folder: index plus three shards") {
   temp_dir dir;
-  write_file(dir / "config.json", config_text);
   write_u8_tensors(dir / "s-1.safetensors", {"a", "b"});
   write_u8_tensors(dir / "s-2.safetensors", {"c"});
   write_u8_tensors(dir / "s-3.safetensors", {"d", "e"});
@@ -65,8 +67,10 @@ TEST_CASE("a sharded model folder: index plus three shards") {
   write_file(dir / "model.safetensors.index.json", index);
 
   SUBCASE("shards open in order of first appearance") {
-    const io::model_folder model(dir.path);
+    const io::model_weights model(dir.path);
     CHECK(model.index_path() == dir / "model.safetensors.index.json");
+    CHECK(model.index()["metadata"]["total_size"] == 20);  // kept as read, for the output's index
+    CHECK(model.index()["weight_map"].begin().key() == "d");
     REQUIRE(model.shards().size() == 3);
     CHECK(model.shards()[0].path() == dir / "s-3.safetensors");
     CHECK(model.shards()[1].path() == dir / "s-1.safetensors");
@@ -76,40 +80,41 @@ TEST_CASE("a sharded model folder: index plus three shards") {
   }
   SUBCASE("a missing shard") {
     std::filesystem::remove(dir / "s-2.safetensors");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "s-2.safetensors", {"cannot open"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::io, dir / "s-2.safetensors",
+                  {"cannot open"});
   }
   SUBCASE("a tensor the named shard does not hold") {
     write_u8_tensors(dir / "s-2.safetensors", {"x"});
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
-                {"tensor \"c\"", "\"s-2.safetensors\"", "does not hold it"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"tensor \"c\"", "\"s-2.safetensors\"", "does not hold it"});
   }
   SUBCASE("a shard name that leaves the folder") {
     write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "../s-1.safetensors"}})");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
-                {"not a file name"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"not a file name"});
   }
   SUBCASE("a shard name with a line break (found by the fuzzer: the message took two lines)") {
     write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1\nsafetensors"}})");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
-                {"\"s-1\\nsafetensors\" is not a file name"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"\"s-1\\nsafetensors\" is not a file name"});
   }
   SUBCASE("a shard name with a NUL, which open() would cut short") {
     write_file(dir / "model.safetensors.index.json", R"({"weight_map": {"a": "s-1.safetensors\u0000.x"}})");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
-                {"\"s-1.safetensors\\u0000.x\" is not a file name"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"\"s-1.safetensors\\u0000.x\" is not a file name"});
   }
   SUBCASE("an index without weight_map") {
     write_file(dir / "model.safetensors.index.json", R"({"metadata": {}})");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json", {"no weight_map"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"no weight_map"});
   }
 }
 
-TEST_CASE("a model folder without weights or config") {
+TEST_CASE("a model folder without weights") {
   temp_dir dir;
-  check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"cannot open"});
-  write_file(dir / "config.json", config_text);
   write_file(dir / "pytorch_model.bin", "");
-  check_error(error_of([&] { io::model_folder{dir.path}; }), dir.path, {"no model.safetensors", "pytorch_model.bin"});
+  check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file, dir.path,
+                {"no model.safetensors", "pytorch_model.bin"});
 }
 
 TEST_CASE("vocabulary of a BPE tokenizer.json with added_tokens") {
@@ -155,7 +160,8 @@ TEST_CASE("vocabulary of a vocab.json, and which file read_vocabulary prefers") 
   CHECK(vocabulary.ids.count("q") == 1);
 
   temp_dir empty;
-  check_error(error_of([&] { io::read_vocabulary(empty.path); }), empty.path, {"no tokenizer.json or vocab.json"});
+  check_refusal(refusal_of([&] { io::read_vocabulary(empty.path); }), clp::error_kind::malformed_file, empty.path,
+                {"no tokenizer.json or vocab.json"});
 }
 
 TEST_CASE("vocabulary errors name the file and the culprits") {
@@ -163,29 +169,35 @@ TEST_CASE("vocabulary errors name the file and the culprits") {
   const auto tokenizer = dir / "tokenizer.json";
   const auto error_for = [&](const std::string& text) {
     write_file(tokenizer, text);
-    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+    return refusal_of([&] { io::read_tokenizer_json(tokenizer); });
   };
-  check_error(error_for("{not json"), tokenizer, {"not valid JSON"});
-  check_error(error_for(R"({"model": {"type": "BPE"}})"), tokenizer, {"no vocabulary"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {}}})"), tokenizer, {"no vocabulary"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 1}}})"), tokenizer,
-              {"tokens \"b\" and \"c\" both have id 1"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"), tokenizer, {"\"a\" has negative id -1"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": "0"}}})"), tokenizer, {"not an integer"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
+  check_refusal(error_for("{not json"), clp::error_kind::malformed_file, tokenizer, {"not valid JSON"});
+  check_refusal(error_for(R"({"model": {"type": "BPE"}})"), clp::error_kind::malformed_file, tokenizer,
+                {"no vocabulary"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {}}})"), clp::error_kind::malformed_file, tokenizer,
+                {"no vocabulary"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 1}}})"),
+                clp::error_kind::malformed_file, tokenizer, {"tokens \"b\" and \"c\" both have id 1"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"), clp::error_kind::malformed_file,
+                tokenizer, {"\"a\" has negative id -1"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": "0"}}})"), clp::error_kind::malformed_file,
+                tokenizer, {"not an integer"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
                            "added_tokens": [{"id": 0, "content": "b"}]})"),
-              tokenizer, {"added token \"b\" has id 0 but already has id 1"});
-  check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+                clp::error_kind::malformed_file, tokenizer, {"added token \"b\" has id 0 but already has id 1"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
                            "added_tokens": [{"id": 0, "content": "<x>"}]})"),
-              tokenizer, {"\"a\" and \"<x>\" both have id 0"});
-  check_error(error_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0], ["a", 0]]}})"), tokenizer,
-              {"token \"a\" has id 1 but already has id 0"});
-  check_error(error_for(R"({"model": {"type": "Unigram", "vocab": {"a": 0}}})"), tokenizer, {"not an array"});
-  check_error(error_for(R"({"model": {"type": "Magic", "vocab": {"a": 0}}})"), tokenizer, {"unsupported", "\"Magic\""});
+                clp::error_kind::malformed_file, tokenizer, {"\"a\" and \"<x>\" both have id 0"});
+  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0], ["a", 0]]}})"),
+                clp::error_kind::malformed_file, tokenizer, {"token \"a\" has id 1 but already has id 0"});
+  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": {"a": 0}}})"), clp::error_kind::malformed_file,
+                tokenizer, {"not an array"});
+  check_refusal(error_for(R"({"model": {"type": "Magic", "vocab": {"a": 0}}})"), clp::error_kind::malformed_file,
+                tokenizer, {"unsupported", "\"Magic\""});
 
   write_file(dir / "vocab.json", R"({"\n": 3, "z": 3})");
-  check_error(error_of([&] { io::read_vocab_json(dir / "vocab.json"); }), dir / "vocab.json",
-              {"tokens \"\\n\" and \"z\" both have id 3"});
+  check_refusal(refusal_of([&] { io::read_vocab_json(dir / "vocab.json"); }), clp::error_kind::malformed_file,
+                dir / "vocab.json", {"tokens \"\\n\" and \"z\" both have id 3"});
 }
 
 TEST_CASE("tokenizer_files lists the files an output model needs") {
@@ -198,7 +210,8 @@ TEST_CASE("tokenizer_files lists the files an output model needs") {
   for (const auto& file : io::tokenizer_files(dir.path)) names.push_back(file.filename().string());
   CHECK(names == std::vector<std::string>{"merges.txt", "special_tokens_map.json", "spiece.model", "tokenizer.json",
                                           "tokenizer_config.json", "vocab.json"});
-  check_error(error_of([&] { io::tokenizer_files(dir / "none"); }), dir / "none", {"cannot list"});
+  check_refusal(refusal_of([&] { io::tokenizer_files(dir / "none"); }), clp::error_kind::io, dir / "none",
+                {"cannot list"});
 }
 
 TEST_CASE("embedding discovery") {
@@ -237,49 +250,24 @@ TEST_CASE("embedding discovery") {
     CHECK_FALSE(io::find_output_embedding(where, nested).has_value());
   }
   SUBCASE("none, or several without a winner") {
-    check_error(error_of([&] {
-                  io::find_input_embedding(where, {"a.weight", "b.weight"});
-                }),
-                where, {"no input embedding among 2 tensors", "wte.weight", "name it explicitly"});
-    check_error(error_of([&] {
-                  io::find_input_embedding(where, {"text.embed_tokens.weight", "audio.embed_tokens.weight"});
-                }),
-                where, {"several tensors", "\"text.embed_tokens.weight\"", "\"audio.embed_tokens.weight\""});
+    check_refusal(refusal_of([&] {
+                    io::find_input_embedding(where, {"a.weight", "b.weight"});
+                  }),
+                  clp::error_kind::malformed_file, where,
+                  {"no input embedding among 2 tensors", "wte.weight", "name it explicitly"});
+    check_refusal(refusal_of([&] {
+                    io::find_input_embedding(where, {"text.embed_tokens.weight", "audio.embed_tokens.weight"});
+                  }),
+                  clp::error_kind::malformed_file, where,
+                  {"several tensors", "\"text.embed_tokens.weight\"", "\"audio.embed_tokens.weight\""});
   }
   SUBCASE("explicit names override the search") {
     const names odd = {"emb.w", "head.w", "model.embed_tokens.weight"};
     CHECK(io::find_input_embedding(where, odd, "emb.w") == "emb.w");
     CHECK(io::find_output_embedding(where, odd, "head.w") == "head.w");
-    check_error(error_of([&] { io::find_input_embedding(where, odd, "missing"); }), where, {"no tensor \"missing\""});
+    check_refusal(refusal_of([&] { io::find_input_embedding(where, odd, "missing"); }),
+                  clp::error_kind::invalid_argument, where, {"no tensor \"missing\""});
   }
-}
-
-TEST_CASE("config helpers") {
-  const std::filesystem::path file = "/models/m/config.json";
-  const auto source = nlohmann::ordered_json::parse(R"({
-      "model_type": "llama", "vocab_size": 32000, "hidden_size": 64, "bos_token_id": 1,
-      "eos_token_id": 2, "pad_token_id": 0, "tie_word_embeddings": false})");
-  const auto helper = nlohmann::ordered_json::parse(R"({
-      "vocab_size": 50000, "n_embd": 16, "bos_token_id": 0, "eos_token_id": [0, 7]})");
-
-  CHECK(io::config_vocab_size(source, file) == 32000);
-  CHECK(io::config_hidden_size(source, file) == 64);
-  CHECK(io::config_hidden_size(helper, file) == 16);
-  CHECK(io::config_hidden_size(nlohmann::ordered_json{{"d_model", 512}}, file) == 512);
-  check_error(error_of([&] { io::config_vocab_size(nlohmann::ordered_json::object(), file); }), file,
-              {"no vocab_size"});
-  check_error(error_of([&] {
-                io::config_hidden_size(nlohmann::ordered_json{{"hidden_size", "x"}}, file);
-              }),
-              file, {"hidden_size", "not a positive integer"});
-
-  const nlohmann::ordered_json target = io::target_config(source, helper, 50000);
-  CHECK(target["vocab_size"] == 50000);
-  CHECK(target["hidden_size"] == 64);
-  CHECK(target["bos_token_id"] == 0);
-  CHECK(target["eos_token_id"] == nlohmann::ordered_json::array({0, 7}));
-  CHECK_FALSE(target.contains("pad_token_id"));  // the helper has none; 0 is a real token now
-  CHECK(target.begin().key() == "model_type");   // source key order kept
 }
 
 TEST_CASE("staging directory") {
@@ -311,13 +299,14 @@ TEST_CASE("staging directory") {
   SUBCASE("an existing output is kept without force and replaced with it") {
     std::filesystem::create_directory(output);
     write_file(output / "old", "old");
-    check_error(error_of([&] { io::check_output_available(output, false); }), output,
-                {"already exists (use --force to replace it)"});
+    check_refusal(refusal_of([&] { io::check_output_available(output, false); }), clp::error_kind::invalid_argument,
+                  output, {"already exists (use --force to replace it)"});
     io::check_output_available(output, true);
     {
       io::staging_directory staging(output);
       write_file(staging.path() / "new", "new");
-      check_error(error_of([&] { staging.commit(false); }), output, {"already exists"});
+      check_refusal(refusal_of([&] { staging.commit(false); }), clp::error_kind::invalid_argument, output,
+                    {"already exists"});
       CHECK(read_file(output / "old") == "old");
       staging.commit(true);
     }
@@ -338,14 +327,15 @@ TEST_CASE("staging directory") {
     {
       io::staging_directory staging(output);
       std::filesystem::remove(staging.path());  // makes the final rename fail
-      check_error(error_of([&] { staging.commit(true); }), output, {"cannot move the new output into place"});
+      check_refusal(refusal_of([&] { staging.commit(true); }), clp::error_kind::io, output,
+                    {"cannot move the new output into place"});
     }
     CHECK(read_file(output / "old") == "old");
     CHECK(std::distance(std::filesystem::directory_iterator(dir.path), {}) == 1);
   }
   SUBCASE("a missing parent directory is reported before any work") {
-    check_error(error_of([&] { io::check_output_available(dir / "no/out", true); }), dir / "no/out",
-                {"parent directory", "does not exist"});
+    check_refusal(refusal_of([&] { io::check_output_available(dir / "no/out", true); }),
+                  clp::error_kind::invalid_argument, dir / "no/out", {"parent directory", "does not exist"});
   }
 }
 
@@ -355,38 +345,40 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
   const auto vocab = dir / "vocab.json";
   const auto tokenizer_error = [&](const std::string& text) {
     write_file(tokenizer, text);
-    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+    return refusal_of([&] { io::read_tokenizer_json(tokenizer); });
   };
   const auto vocab_error = [&](const std::string& text) {
     write_file(vocab, text);
-    return error_of([&] { io::read_vocab_json(vocab); });
+    return refusal_of([&] { io::read_vocab_json(vocab); });
   };
 
   SUBCASE("a number too large for a double (nlohmann's out_of_range.406)") {
-    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9e999}}})"), tokenizer,
-                {"not valid JSON", "number overflow", "9e999"});
-    check_error(vocab_error(R"({"a": -9e999})"), vocab, {"not valid JSON", "number overflow"});
+    check_refusal(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9e999}}})"),
+                  clp::error_kind::malformed_file, tokenizer, {"not valid JSON", "number overflow", "9e999"});
+    check_refusal(vocab_error(R"({"a": -9e999})"), clp::error_kind::malformed_file, vocab,
+                  {"not valid JSON", "number overflow"});
     write_file(dir / "config.json", R"({"vocab_size": 9e999, "n_embd": 4})");
-    write_u8_tensors(dir / "model.safetensors", {"wte.weight"});
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"number overflow"});
+    check_refusal(refusal_of([&] { io::read_json_file<nlohmann::ordered_json>(dir / "config.json"); }),
+                  clp::error_kind::malformed_file, dir / "config.json", {"number overflow"});
   }
   SUBCASE("a number overflow in the shard index") {
-    write_file(dir / "config.json", config_text);
     write_u8_tensors(dir / "s-1.safetensors", {"a"});
     write_file(dir / "model.safetensors.index.json",
                R"({"metadata": {"total_size": 1e999}, "weight_map": {"a": "s-1.safetensors"}})");
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "model.safetensors.index.json",
-                {"not valid JSON", "number overflow"});
+    check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                  dir / "model.safetensors.index.json", {"not valid JSON", "number overflow"});
   }
   SUBCASE("token id 9223372036854775807: the vocabulary size would overflow") {
-    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "h": 9223372036854775807}}})"),
-                tokenizer, {"\"h\" has id 9223372036854775807, too large"});
-    check_error(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+    check_refusal(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "h": 9223372036854775807}}})"),
+                  clp::error_kind::malformed_file, tokenizer, {"\"h\" has id 9223372036854775807, too large"});
+    check_refusal(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
                                    "added_tokens": [{"id": 9223372036854775807, "content": "<s>"}]})"),
-                tokenizer, {"\"<s>\" has id 9223372036854775807, too large"});
-    check_error(vocab_error(R"({"z": 9223372036854775807})"), vocab, {"too large"});
-    check_error(vocab_error(R"({"z": 9223372036854775808})"), vocab, {"not an integer"});
-    check_error(vocab_error(R"({"z": 18446744073709551616})"), vocab, {"not an integer"});
+                  clp::error_kind::malformed_file, tokenizer, {"\"<s>\" has id 9223372036854775807, too large"});
+    check_refusal(vocab_error(R"({"z": 9223372036854775807})"), clp::error_kind::malformed_file, vocab, {"too large"});
+    check_refusal(vocab_error(R"({"z": 9223372036854775808})"), clp::error_kind::malformed_file, vocab,
+                  {"not an integer"});
+    check_refusal(vocab_error(R"({"z": 18446744073709551616})"), clp::error_kind::malformed_file, vocab,
+                  {"not an integer"});
   }
   SUBCASE("token id 9223372036854775806 is the largest the reader accepts (the program checks rows)") {
     write_file(vocab, R"({"a": 0, "z": 9223372036854775806})");
@@ -397,30 +389,20 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
   SUBCASE("nesting deeper than 1000 levels, in any JSON file") {
     const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
     write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + deep + "}");
-    write_u8_tensors(dir / "model.safetensors", {"wte.weight"});
-    check_error(error_of([&] { io::model_folder{dir.path}; }), dir / "config.json", {"nested deeper than 1000 levels"});
-    check_error(vocab_error(R"({"a": 0, "b": )" + deep + "}"), vocab, {"nested deeper than 1000 levels"});
+    check_refusal(refusal_of([&] { io::read_json_file<nlohmann::ordered_json>(dir / "config.json"); }),
+                  clp::error_kind::malformed_file, dir / "config.json", {"nested deeper than 1000 levels"});
+    check_refusal(vocab_error(R"({"a": 0, "b": )" + deep + "}"), clp::error_kind::malformed_file, vocab,
+                  {"nested deeper than 1000 levels"});
     // 1000 levels are fine (and copy and dump without trouble).
     const std::string limit = std::string(999, '[') + std::string(999, ']');
     write_file(dir / "config.json", R"({"n_embd": 4, "vocab_size": 8, "x": )" + limit + "}");
-    const io::model_folder model(dir.path);
-    CHECK(io::target_config(model.config(), model.config(), 9).dump().size() > 1998);
-    check_error(vocab_error(R"({"a": 0, "b": )" + limit + "}"), vocab, {"\"b\" has id an array, not an integer"});
-  }
-  SUBCASE("config sizes at the limits of int64") {
-    const std::filesystem::path file = "/models/m/config.json";
-    CHECK(io::config_vocab_size(nlohmann::ordered_json::parse(R"({"vocab_size": 9223372036854775807})"), file) ==
-          INT64_MAX);
-    check_error(error_of([&] {
-                  io::config_vocab_size(nlohmann::ordered_json::parse(R"({"vocab_size": 9223372036854775808})"), file);
-                }),
-                file, {"vocab_size is 9223372036854775808, not a positive integer"});
-    check_error(error_of([&] {
-                  io::config_hidden_size(nlohmann::ordered_json::parse(R"({"n_embd": -9223372036854775808})"), file);
-                }),
-                file, {"not a positive integer"});
-    check_error(error_of([&] { io::config_hidden_size(nlohmann::ordered_json::array(), file); }), file,
-                {"not a JSON object"});
+    nlohmann::ordered_json config = io::read_json_file<nlohmann::ordered_json>(dir / "config.json");
+    const nlohmann::ordered_json copy = config;
+    config["vocab_size"] = 9;
+    CHECK(config.dump().size() > 1998);
+    CHECK(copy.dump().size() > 1998);
+    check_refusal(vocab_error(R"({"a": 0, "b": )" + limit + "}"), clp::error_kind::malformed_file, vocab,
+                  {"\"b\" has id an array, not an integer"});
   }
 }
 
@@ -492,7 +474,7 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
   const auto tokenizer = dir / "tokenizer.json";
   const auto error_for = [&](const std::string& text) {
     write_file(tokenizer, text);
-    return error_of([&] { io::read_tokenizer_json(tokenizer); });
+    return refusal_of([&] { io::read_tokenizer_json(tokenizer); });
   };
   const auto bpe = [](const std::string& vocab) { return R"({"model": {"type": "BPE", "vocab": )" + vocab + "}}"; };
   const auto unigram = [](const std::string& vocab) {
@@ -500,45 +482,59 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
   };
 
   SUBCASE("ids that are not integers, whatever their JSON type") {
-    check_error(error_for(bpe(R"({"a": 0, "b": []})")), tokenizer, {"token \"b\" has id [], not an integer"});
-    check_error(error_for(bpe(R"({"a": 0, "b": [0]})")), tokenizer, {"token \"b\" has id an array, not an integer"});
-    check_error(error_for(bpe(R"({"b": {}, "a": 0})")), tokenizer, {"token \"b\" has id {}, not an integer"});
-    check_error(error_for(bpe(R"({"b": {"x": 1}})")), tokenizer, {"token \"b\" has id an object, not an integer"});
-    check_error(error_for(bpe(R"({"b": 1.5})")), tokenizer, {"token \"b\" has id 1.5, not an integer"});
-    check_error(error_for(bpe(R"({"b": null})")), tokenizer, {"token \"b\" has id null, not an integer"});
-    check_error(error_for(bpe(R"({"b": true})")), tokenizer, {"token \"b\" has id true, not an integer"});
+    check_refusal(error_for(bpe(R"({"a": 0, "b": []})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id [], not an integer"});
+    check_refusal(error_for(bpe(R"({"a": 0, "b": [0]})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id an array, not an integer"});
+    check_refusal(error_for(bpe(R"({"b": {}, "a": 0})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id {}, not an integer"});
+    check_refusal(error_for(bpe(R"({"b": {"x": 1}})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id an object, not an integer"});
+    check_refusal(error_for(bpe(R"({"b": 1.5})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id 1.5, not an integer"});
+    check_refusal(error_for(bpe(R"({"b": null})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id null, not an integer"});
+    check_refusal(error_for(bpe(R"({"b": true})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"b\" has id true, not an integer"});
   }
   SUBCASE("Unigram entries that are not [piece, score] pairs, by position") {
     for (const char* bad : {"5", "[]", "{\"p\": 1}", "[1, \"b\"]", "[[\"b\"], 0]", "[{}, 0]", "null"})
-      check_error(error_for(unigram(std::string(R"([["a", 0], )") + bad + R"(, ["c", 0]])")), tokenizer,
-                  {"model.vocab[1] is not a [piece, score] pair"});
+      check_refusal(error_for(unigram(std::string(R"([["a", 0], )") + bad + R"(, ["c", 0]])")),
+                    clp::error_kind::malformed_file, tokenizer, {"model.vocab[1] is not a [piece, score] pair"});
   }
   SUBCASE("a token given twice in model.vocab (a whole parse kept the last silently)") {
-    check_error(error_for(bpe(R"({"a": 0, "b": 1, "a": 2})")), tokenizer,
-                {"token \"a\" has id 2 but already has id 0"});
-    check_error(error_for(bpe(R"({"a": 0, "a": 0})")), tokenizer, {"token \"a\" has id 0 but already has id 0"});
-    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "vocab": {"b": 0}}})"), tokenizer,
-                {"key \"vocab\" appears twice in model"});
-    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "model": {"type": "BPE"}})"), tokenizer,
-                {"key \"model\" appears twice"});
+    check_refusal(error_for(bpe(R"({"a": 0, "b": 1, "a": 2})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"a\" has id 2 but already has id 0"});
+    check_refusal(error_for(bpe(R"({"a": 0, "a": 0})")), clp::error_kind::malformed_file, tokenizer,
+                  {"token \"a\" has id 0 but already has id 0"});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "vocab": {"b": 0}}})"),
+                  clp::error_kind::malformed_file, tokenizer, {"key \"vocab\" appears twice in model"});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "model": {"type": "BPE"}})"),
+                  clp::error_kind::malformed_file, tokenizer, {"key \"model\" appears twice"});
   }
   SUBCASE("the order of refusals: syntax first, then the model's type and shape, then the entries") {
-    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}, "x": })"), tokenizer, {"not valid JSON"});
-    check_error(error_for(R"({"model": {"vocab": {"a": -1}, "type": "Magic"}})"), tokenizer,
-                {"unsupported tokenizer model type \"Magic\""});
-    check_error(error_for(unigram(R"({"a": -1})")), tokenizer, {"model.vocab of a Unigram model is not an array"});
-    check_error(error_for(bpe(R"([["a", 0]])")), tokenizer, {"model.vocab is not an object of token -> id"});
-    check_error(error_for(bpe("null")), tokenizer, {"model.vocab is not an object of token -> id"});
-    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": 0}]})"), tokenizer,
-                {"added_tokens holds an entry without \"id\" and \"content\""});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}, "x": })"),
+                  clp::error_kind::malformed_file, tokenizer, {"not valid JSON"});
+    check_refusal(error_for(R"({"model": {"vocab": {"a": -1}, "type": "Magic"}})"), clp::error_kind::malformed_file,
+                  tokenizer, {"unsupported tokenizer model type \"Magic\""});
+    check_refusal(error_for(unigram(R"({"a": -1})")), clp::error_kind::malformed_file, tokenizer,
+                  {"model.vocab of a Unigram model is not an array"});
+    check_refusal(error_for(bpe(R"([["a", 0]])")), clp::error_kind::malformed_file, tokenizer,
+                  {"model.vocab is not an object of token -> id"});
+    check_refusal(error_for(bpe("null")), clp::error_kind::malformed_file, tokenizer,
+                  {"model.vocab is not an object of token -> id"});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": 0}]})"),
+                  clp::error_kind::malformed_file, tokenizer,
+                  {"added_tokens holds an entry without \"id\" and \"content\""});
   }
   SUBCASE("nesting deeper than 1000 levels, in the vocabulary, the merges or the declarations") {
     const std::string deep = std::string(1001, '[') + std::string(1001, ']');
-    check_error(error_for(bpe(R"({"a": )" + deep + "}")), tokenizer, {"nested deeper than 1000 levels"});
-    check_error(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": )" + deep + "}}"), tokenizer,
-                {"nested deeper than 1000 levels"});
-    check_error(error_for(R"({"truncation": )" + deep + R"(, "model": {"type": "BPE", "vocab": {"a": 0}}})"), tokenizer,
-                {"nested deeper than 1000 levels"});
+    check_refusal(error_for(bpe(R"({"a": )" + deep + "}")), clp::error_kind::malformed_file, tokenizer,
+                  {"nested deeper than 1000 levels"});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": )" + deep + "}}"),
+                  clp::error_kind::malformed_file, tokenizer, {"nested deeper than 1000 levels"});
+    check_refusal(error_for(R"({"truncation": )" + deep + R"(, "model": {"type": "BPE", "vocab": {"a": 0}}})"),
+                  clp::error_kind::malformed_file, tokenizer, {"nested deeper than 1000 levels"});
     // 1000 levels in all are read (the object holding "x" is the first).
     const std::string limit = std::string(999, '[') + std::string(999, ']');
     write_file(tokenizer, R"({"x": )" + limit + R"(, "model": {"type": "BPE", "vocab": {"a": 0}}})");
@@ -547,7 +543,8 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
   SUBCASE("ids far apart: two tokens with one id are found however far it is from the others") {
     std::string vocab = R"({"x": 5000)";
     for (int id = 0; id < 1000; ++id) vocab += ", \"t" + std::to_string(id) + "\": " + std::to_string(id);
-    check_error(error_for(bpe(vocab + R"(, "y": 5000})")), tokenizer, {"tokens \"x\" and \"y\" both have id 5000"});
+    check_refusal(error_for(bpe(vocab + R"(, "y": 5000})")), clp::error_kind::malformed_file, tokenizer,
+                  {"tokens \"x\" and \"y\" both have id 5000"});
     write_file(tokenizer, bpe(vocab + R"(, "y": 9223372036854775806})"));
     const io::token_vocabulary vocabulary = io::read_tokenizer_json(tokenizer);
     CHECK(vocabulary.ids.size() == 1002);
@@ -565,7 +562,8 @@ TEST_CASE("read_tokenizer_declarations reads any JSON, without checking a vocabu
   write_file(file, R"([{"model": {"vocab": 1}}, 2])");
   CHECK(io::read_tokenizer_declarations(file) == nlohmann::json::parse(R"([{"model": {"vocab": 1}}, 2])"));
   write_file(file, R"({"model": {"merges": 9e999}})");
-  check_error(error_of([&] { io::read_tokenizer_declarations(file); }), file, {"not valid JSON", "number overflow"});
-  check_error(error_of([&] { io::read_tokenizer_declarations(dir / "absent.json"); }), dir / "absent.json",
-              {"cannot open"});
+  check_refusal(refusal_of([&] { io::read_tokenizer_declarations(file); }), clp::error_kind::malformed_file, file,
+                {"not valid JSON", "number overflow"});
+  check_refusal(refusal_of([&] { io::read_tokenizer_declarations(dir / "absent.json"); }), clp::error_kind::io,
+                dir / "absent.json", {"cannot open"});
 }

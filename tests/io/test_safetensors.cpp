@@ -13,13 +13,17 @@
 
 #include <doctest/doctest.h>
 
-#include "temp_dir.hpp"
+#include "support/files.hpp"
+#include "support/refusals.hpp"
+#include "support/safetensors_bytes.hpp"
+#include "support/temp_dir.hpp"
 
 using clp::io::copy_range;
 using clp::io::dtype;
 using clp::io::safetensors_file;
 using clp::io::safetensors_writer;
 using clp::io::tensor_spec;
+using namespace clp_test;
 
 namespace {
 
@@ -32,16 +36,7 @@ std::vector<std::byte> pattern(std::size_t size, unsigned seed) {
 
 /// A safetensors file from literal header text and `data_size` zero bytes of data.
 std::string raw_file(const std::string& header, std::size_t data_size) {
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(header.size() >> (8 * i) & 0xff);
-  return bytes + header + std::string(data_size, '\0');
-}
-
-/// Header length N of a file, read from its first 8 bytes.
-std::uint64_t header_length(const std::string& bytes) {
-  std::uint64_t length = 0;
-  for (int i = 7; i >= 0; --i) length = length << 8 | static_cast<unsigned char>(bytes[i]);
-  return length;
+  return safetensors_bytes(header, std::string(data_size, '\0'));
 }
 
 struct sample_tensor {
@@ -101,9 +96,10 @@ TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
   std::vector<std::byte> buffer(24);
   file.read(file.at("f32"), buffer.data(), buffer.size());
   CHECK(buffer == tensors[0].bytes);
-  check_error(error_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), dir / "model.safetensors",
-              {"\"f32\"", "24 bytes", "23"});
-  check_error(error_of([&] { (void)file.at("missing"); }), dir / "model.safetensors", {"no tensor \"missing\""});
+  check_refusal(refusal_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), clp::error_kind::invalid_argument,
+                dir / "model.safetensors", {"\"f32\"", "24 bytes", "23"});
+  check_refusal(refusal_of([&] { (void)file.at("missing"); }), clp::error_kind::invalid_argument,
+                dir / "model.safetensors", {"no tensor \"missing\""});
 }
 
 TEST_CASE("the written header is padded with spaces to an 8-byte boundary") {
@@ -175,8 +171,9 @@ TEST_CASE("copy_range streams tensors from one file into another") {
   CHECK(out.read(out.at("small")) == small.bytes);
 
   safetensors_writer writer(dir / "short.safetensors", {big.spec});
-  check_error(error_of([&] { copy_range(in.descriptor(), static_cast<off_t>(in.file_size() - 4), 4 * 1000, writer); }),
-              dir / "short.safetensors", {"source ended"});
+  check_refusal(
+      refusal_of([&] { copy_range(in.descriptor(), static_cast<off_t>(in.file_size() - 4), 4 * 1000, writer); }),
+      clp::error_kind::io, dir / "short.safetensors", {"source ended"});
 }
 
 TEST_CASE("map() gives the same bytes as read(), at any offset, and outlives a move") {
@@ -240,29 +237,37 @@ TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file")
       safetensors_writer writer(file, specs);
       writer.append(bytes.data(), 9);
       CHECK(writer.remaining() == 2);
-      check_error(error_of([&] { writer.finish(); }), file, {"tensor \"b\"", "incomplete"});
+      check_refusal(refusal_of([&] { writer.finish(); }), clp::error_kind::invalid_argument, file,
+                    {"tensor \"b\"", "incomplete"});
     }
     CHECK_FALSE(std::filesystem::exists(file));
   }
   SUBCASE("too many bytes") {
     safetensors_writer writer(file, specs);
-    check_error(error_of([&] { writer.append(bytes.data(), 12); }), file, {"do not fit"});
+    check_refusal(refusal_of([&] { writer.append(bytes.data(), 12); }), clp::error_kind::invalid_argument, file,
+                  {"do not fit"});
   }
   SUBCASE("byte size that does not fit the shape") {
-    check_error(error_of([&] {
-                  safetensors_writer(file, {{"a", dtype::f32, {2}, 7}});
-                }),
-                file, {"tensor \"a\"", "byte size 7", "[2]"});
+    check_refusal(refusal_of([&] {
+                    safetensors_writer(file, {{"a", dtype::f32, {2}, 7}});
+                  }),
+                  clp::error_kind::invalid_argument, file, {"tensor \"a\"", "byte size 7", "[2]"});
     CHECK_FALSE(std::filesystem::exists(file));
   }
   SUBCASE("unknown dtype, duplicate and reserved names") {
     // An unknown dtype can no longer be named; a value outside the enumeration is still refused.
-    check_error(error_of([&] {
-                  safetensors_writer(file, {{"a", static_cast<dtype>(99), {2}, 2}});
-                }),
-                file, {"unknown dtype 99"});
-    check_error(error_of([&] { safetensors_writer(file, {specs[0], specs[0]}); }), file, {"listed twice"});
-    check_error(error_of([&] { safetensors_writer(file, {{"__metadata__", dtype::u8, {1}, 1}}); }), file, {"reserved"});
+    check_refusal(refusal_of([&] {
+                    safetensors_writer(file, {{"a", static_cast<dtype>(99), {2}, 2}});
+                  }),
+                  clp::error_kind::invalid_argument, file, {"unknown dtype 99"});
+    check_refusal(refusal_of([&] {
+                    safetensors_writer(file, {specs[0], specs[0]});
+                  }),
+                  clp::error_kind::invalid_argument, file, {"listed twice"});
+    check_refusal(refusal_of([&] {
+                    safetensors_writer(file, {{"__metadata__", dtype::u8, {1}, 1}});
+                  }),
+                  clp::error_kind::invalid_argument, file, {"reserved"});
   }
 }
 
@@ -271,85 +276,92 @@ TEST_CASE("the reader rejects malformed files with a one-line message naming the
   const auto file = dir / "bad.safetensors";
   const auto error_for_header = [&](const std::string& header, std::size_t data_size) {
     write_file(file, raw_file(header, data_size));
-    return error_of([&] { safetensors_file{file}; });
+    return refusal_of([&] { safetensors_file{file}; });
   };
   const auto entry = [](const std::string& body) { return R"({"t":{)" + body + "}}"; };
 
   SUBCASE("missing file") {
-    check_error(error_of([&] { safetensors_file{dir / "none.safetensors"}; }), dir / "none.safetensors",
-                {"cannot open", "No such file"});
+    check_refusal(refusal_of([&] { safetensors_file{dir / "none.safetensors"}; }), clp::error_kind::io,
+                  dir / "none.safetensors", {"cannot open", "No such file"});
   }
   SUBCASE("empty and truncated files") {
     write_file(file, "");
-    check_error(error_of([&] { safetensors_file{file}; }), file, {"0 bytes", "truncated"});
+    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+                  {"0 bytes", "truncated"});
     write_file(file, "abcde");
-    check_error(error_of([&] { safetensors_file{file}; }), file, {"5 bytes", "truncated"});
+    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+                  {"5 bytes", "truncated"});
   }
   SUBCASE("header length past the end of the file") {
     std::string bytes = raw_file("{}", 502);
     bytes[0] = '\x3f', bytes[1] = '\x42', bytes[2] = '\x0f';  // 999999
     write_file(file, bytes);
-    check_error(error_of([&] { safetensors_file{file}; }), file,
-                {"header length 999999 runs past the end of the file (512 bytes)"});
+    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+                  {"header length 999999 runs past the end of the file (512 bytes)"});
   }
   SUBCASE("absurd header length") {
     std::string bytes = raw_file("{}", 0);
     bytes[3] = '\x10';  // 268435458 bytes
     write_file(file, bytes);
     std::filesystem::resize_file(file, 300'000'000);  // sparse: costs no disk
-    check_error(error_of([&] { safetensors_file{file}; }), file, {"exceeds", "100 MB"});
+    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+                  {"exceeds", "100 MB"});
   }
   SUBCASE("header not JSON or not an object") {
-    check_error(error_for_header("{\"t\": nope\n}", 0), file, {"not valid JSON"});
-    check_error(error_for_header("[1, 2]", 0), file, {"not a JSON object"});
-    check_error(error_for_header(R"({"t": 3})", 0), file, {"tensor \"t\"", "not a JSON object"});
+    check_refusal(error_for_header("{\"t\": nope\n}", 0), clp::error_kind::malformed_file, file, {"not valid JSON"});
+    check_refusal(error_for_header("[1, 2]", 0), clp::error_kind::malformed_file, file, {"not a JSON object"});
+    check_refusal(error_for_header(R"({"t": 3})", 0), clp::error_kind::malformed_file, file,
+                  {"tensor \"t\"", "not a JSON object"});
   }
   SUBCASE("missing fields") {
-    check_error(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), file,
-                {"tensor \"t\"", "missing \"dtype\""});
-    check_error(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), file, {"missing \"shape\""});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), file, {"missing \"data_offsets\""});
+    check_refusal(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), clp::error_kind::malformed_file,
+                  file, {"tensor \"t\"", "missing \"dtype\""});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), clp::error_kind::malformed_file,
+                  file, {"missing \"shape\""});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), clp::error_kind::malformed_file, file,
+                  {"missing \"data_offsets\""});
   }
   SUBCASE("fields of the wrong JSON type") {
-    check_error(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4), file,
-                {"\"dtype\" is not a string"});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4), file,
-                {"\"shape\" is not an array"});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"), 4), file,
-                {"not a dimension"});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4), file,
-                {"\"data_offsets\" is not a pair"});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[-1,3])"), 4), file,
-                {"\"data_offsets\" is not a pair"});
-    check_error(error_for_header(R"({"__metadata__":{"a":1}})", 0), file, {"__metadata__", "not a string"});
+    check_refusal(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"\"dtype\" is not a string"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"\"shape\" is not an array"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"not a dimension"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4),
+                  clp::error_kind::malformed_file, file, {"\"data_offsets\" is not a pair"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[-1,3])"), 4),
+                  clp::error_kind::malformed_file, file, {"\"data_offsets\" is not a pair"});
+    check_refusal(error_for_header(R"({"__metadata__":{"a":1}})", 0), clp::error_kind::malformed_file, file,
+                  {"__metadata__", "not a string"});
   }
   SUBCASE("unknown dtype") {
-    check_error(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4), file,
-                {"unknown dtype \"Q4\""});
+    check_refusal(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"unknown dtype \"Q4\""});
   }
   SUBCASE("negative and overflowing shapes") {
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[-1,2],"data_offsets":[0,4])"), 4), file,
-                {"negative dimension", "[-1, 2]"});
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4])"), 4),
-                file, {"too many elements"});
-    check_error(error_for_header(entry(R"("dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,4])"), 4), file,
-                {"not a dimension"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[-1,2],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"negative dimension", "[-1, 2]"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"too many elements"});
+    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,4])"), 4),
+                  clp::error_kind::malformed_file, file, {"not a dimension"});
   }
   SUBCASE("data_offsets out of order or past the data") {
-    check_error(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4), file,
-                {"end 3 is before begin 4"});
-    check_error(error_for_header(entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])"), 4), file,
-                {"run past the end of the data section (4 bytes)"});
+    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4),
+                  clp::error_kind::malformed_file, file, {"end 3 is before begin 4"});
+    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])"), 4),
+                  clp::error_kind::malformed_file, file, {"run past the end of the data section (4 bytes)"});
   }
   SUBCASE("byte size that does not match the shape") {
-    check_error(error_for_header(entry(R"("dtype":"F32","shape":[2,2],"data_offsets":[0,12])"), 16), file,
-                {"holds 12 bytes", "[2, 2]", "needs 16"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[2,2],"data_offsets":[0,12])"), 16),
+                  clp::error_kind::malformed_file, file, {"holds 12 bytes", "[2, 2]", "needs 16"});
   }
   SUBCASE("overlapping tensors") {
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
-                                 R"("b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})",
-                                 16),
-                file, {"\"a\" and \"b\" overlap"});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                                   R"("b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})",
+                                   16),
+                  clp::error_kind::malformed_file, file, {"\"a\" and \"b\" overlap"});
     // Empty tensors own no bytes, so sharing an offset with another tensor is fine.
     write_file(file, raw_file(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
                               R"("e":{"dtype":"U8","shape":[0],"data_offsets":[4,4]}})",
@@ -376,9 +388,9 @@ TEST_CASE("dtypes: every safetensors name this layer knows, its size, and names 
   CHECK(clp::io::dtype_size(static_cast<dtype>(99)) == 0);
 }
 
-TEST_CASE("I/O errors are clp::errors, caught with the library's") {
+TEST_CASE("a failed open is a clp::io_error, caught with the library's errors") {
   temp_dir dir;
-  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::io::error);
+  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::io_error);
   CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::error);
 }
 
@@ -394,23 +406,27 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
   const auto file = dir / "strict.safetensors";
   const auto error_for_header = [&](const std::string& header, std::size_t data_size) {
     write_file(file, raw_file(header, data_size));
-    return error_of([&] { safetensors_file{file}; });
+    return refusal_of([&] { safetensors_file{file}; });
   };
 
   SUBCASE("a gap between two tensors, with its byte positions") {
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
-                                 R"("b":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
-                                 4),
-                file, {"data bytes [2, 3) belong to no tensor", "between tensors \"a\" and \"b\""});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                   R"("b":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
+                                   4),
+                  clp::error_kind::malformed_file, file,
+                  {"data bytes [2, 3) belong to no tensor", "between tensors \"a\" and \"b\""});
   }
   SUBCASE("a gap before the first tensor") {
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3), file,
-                {"data bytes [0, 1) belong to no tensor", "before the first tensor \"a\""});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3),
+                  clp::error_kind::malformed_file, file,
+                  {"data bytes [0, 1) belong to no tensor", "before the first tensor \"a\""});
   }
   SUBCASE("bytes after the last tensor") {
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 5), file,
-                {"data bytes [2, 5) belong to no tensor", "3 bytes after the last tensor \"a\""});
-    check_error(error_for_header("{}", 3), file, {"data bytes [0, 3) belong to no tensor", "after the header"});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 5),
+                  clp::error_kind::malformed_file, file,
+                  {"data bytes [2, 5) belong to no tensor", "3 bytes after the last tensor \"a\""});
+    check_refusal(error_for_header("{}", 3), clp::error_kind::malformed_file, file,
+                  {"data bytes [0, 3) belong to no tensor", "after the header"});
   }
   SUBCASE("tensors listed out of data order are fine when they tile the data") {
     write_file(file, raw_file(R"({"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]},)"
@@ -426,42 +442,47 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
     CHECK(safetensors_file(file).tensors().empty());
   }
   SUBCASE("a repeated tensor name, or a repeated key inside an entry") {
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
-                                 R"("a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
-                                 4),
-                file, {"tensor name \"a\" appears twice"});
-    check_error(error_for_header(R"({"a":{"dtype":"U8","dtype":"F32","shape":[1],"data_offsets":[0,1]}})", 1), file,
-                {"key \"dtype\" appears twice"});
-    check_error(error_for_header(R"({"__metadata__":{"k":"1","k":"2"},"a":{"dtype":"U8","shape":[1],)"
-                                 R"("data_offsets":[0,1]}})",
-                                 1),
-                file, {"key \"k\" appears twice"});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                   R"("a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
+                                   4),
+                  clp::error_kind::malformed_file, file, {"tensor name \"a\" appears twice"});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","dtype":"F32","shape":[1],"data_offsets":[0,1]}})", 1),
+                  clp::error_kind::malformed_file, file, {"key \"dtype\" appears twice"});
+    check_refusal(error_for_header(R"({"__metadata__":{"k":"1","k":"2"},"a":{"dtype":"U8","shape":[1],)"
+                                   R"("data_offsets":[0,1]}})",
+                                   1),
+                  clp::error_kind::malformed_file, file, {"key \"k\" appears twice"});
   }
   SUBCASE("a header that is not a JSON object") {
     for (const char* header : {"\"text\"", "null", "123", "[]"}) {
       INFO("header ", header);
-      check_error(error_for_header(header, 0), file, {"header is not a JSON object"});
+      check_refusal(error_for_header(header, 0), clp::error_kind::malformed_file, file,
+                    {"header is not a JSON object"});
     }
   }
   SUBCASE("__metadata__ maps strings to strings only") {
-    check_error(error_for_header(R"({"__metadata__":["pt"]})", 0), file, {"__metadata__ is not a JSON object"});
-    check_error(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), file,
-                {"__metadata__ value of \"format\" is not a string"});
-    check_error(error_for_header(R"({"__metadata__":{"n":null}})", 0), file, {"\"n\" is not a string"});
+    check_refusal(error_for_header(R"({"__metadata__":["pt"]})", 0), clp::error_kind::malformed_file, file,
+                  {"__metadata__ is not a JSON object"});
+    check_refusal(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), clp::error_kind::malformed_file,
+                  file, {"__metadata__ value of \"format\" is not a string"});
+    check_refusal(error_for_header(R"({"__metadata__":{"n":null}})", 0), clp::error_kind::malformed_file, file,
+                  {"\"n\" is not a string"});
   }
   SUBCASE("a number too large for a double, anywhere in the header") {
     // nlohmann throws out_of_range (not parse_error) for these; still one line naming the file.
-    check_error(error_for_header(R"({"a":{"dtype":"U8","shape":[9e999],"data_offsets":[0,1]}})", 1), file,
-                {"header is not valid JSON", "number overflow", "9e999"});
-    check_error(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), file, {"number overflow"});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[9e999],"data_offsets":[0,1]}})", 1),
+                  clp::error_kind::malformed_file, file, {"header is not valid JSON", "number overflow", "9e999"});
+    check_refusal(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), clp::error_kind::malformed_file,
+                  file, {"number overflow"});
   }
   SUBCASE("a header length one byte over the 100 MB cap") {
     std::string bytes = raw_file("{}", 0);
     const std::uint64_t length = 100'000'001;
-    for (int i = 0; i < 8; ++i) bytes[std::size_t(i)] = static_cast<char>(length >> (8 * i) & 0xff);
+    bytes.replace(0, 8, length_prefix(length));
     write_file(file, bytes);
     std::filesystem::resize_file(file, 8 + length);  // sparse: costs no disk
-    check_error(error_of([&] { safetensors_file{file}; }), file, {"header length 100000001 exceeds the 100 MB limit"});
+    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+                  {"header length 100000001 exceeds the 100 MB limit"});
   }
 }
 
@@ -484,13 +505,13 @@ TEST_CASE("the writer's files pass the strict reader: back to back from offset 0
 TEST_CASE("the writer refuses names and metadata that are not UTF-8 rather than rewrite them") {
   temp_dir dir;
   const auto file = dir / "u.safetensors";
-  check_error(error_of([&] {
-                safetensors_writer(file, {{"bad\xff", dtype::u8, {1}, 1}});
-              }),
-              file, {"cannot write the header", "UTF-8"});
+  check_refusal(refusal_of([&] {
+                  safetensors_writer(file, {{"bad\xff", dtype::u8, {1}, 1}});
+                }),
+                clp::error_kind::invalid_argument, file, {"cannot write the header", "UTF-8"});
   CHECK_FALSE(std::filesystem::exists(file));
-  check_error(error_of([&] {
-                safetensors_writer(file, {{"a", dtype::u8, {1}, 1}}, {{"k", "\xc3"}});
-              }),
-              file, {"cannot write the header"});
+  check_refusal(refusal_of([&] {
+                  safetensors_writer(file, {{"a", dtype::u8, {1}, 1}}, {{"k", "\xc3"}});
+                }),
+                clp::error_kind::invalid_argument, file, {"cannot write the header"});
 }

@@ -1,5 +1,6 @@
-// What `clp-transfer transfer` is asked to do: the options, parsed once at the edge (main.cpp)
-// into the method and the weighting, and the checks that refuse a run before any work.
+// What `clp-transfer transfer` is asked to do, as its phases read it: the options interpreted
+// once (commands/transfer.cpp reads the command line) into the method and the weighting, and
+// the checks that refuse a run before any work.
 #pragma once
 
 #include <clp/weights.hpp>
@@ -7,12 +8,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
+#include "errors.hpp"
 #include "execution_arguments.hpp"
-#include "io/hf_model.hpp"
+#include "io/errors.hpp"
+#include "io/output_folder.hpp"
 #include "token_matching.hpp"
 
 namespace clp::program {
@@ -29,7 +32,7 @@ inline transfer_method parse_method(const std::string& name) {
   if (name == "clp") return transfer_method::clp;
   if (name == "overlap-random") return transfer_method::overlap_random;
   if (name == "random") return transfer_method::random;
-  throw usage_error("--method must be clp, overlap-random or random, not '" + name + "'");
+  throw clp::invalid_argument(option_facts("--method"), "must be clp, overlap-random or random, not '" + name + "'");
 }
 
 /// The method's command-line name.
@@ -45,8 +48,8 @@ inline const char* method_name(transfer_method method) {
   return "random";
 }
 
-/// The weighting the program uses unless told otherwise; README "Choosing the weighting" has
-/// the measurement behind it.
+/// The weighting the program uses unless told otherwise: the best of the measured weightings
+/// (the documentation's page on weightings, under docs/, gives the measurement).
 inline constexpr const char* default_weighting = "top-k";
 
 /// The weighting policy and the options it came from (which the report repeats).
@@ -58,10 +61,16 @@ struct weighting_choice {
 };
 
 /// --weighting, --k (nullopt: not given, each policy's own default) and --temperature; throws
-/// clp::error for an unknown name, k < 1 or a temperature that is not positive.
+/// clp::invalid_argument naming the option for an unknown name, k < 1 or a temperature that is
+/// not positive (the library's check, in the options' names).
 inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature) {
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
-  return {name, used_k, temperature, clp::make_weighting(name, k, temperature)};
+  const error_origins options = error_origins()
+                                    .add("name", option_facts("--weighting"))
+                                    .add("weighting", option_facts("--weighting"))
+                                    .add("k", option_facts("--k"))
+                                    .add("temperature", option_facts("--temperature"));
+  return {name, used_k, temperature, options.run([&] { return clp::make_weighting(name, k, temperature); })};
 }
 
 struct transfer_arguments {
@@ -83,16 +92,17 @@ inline void check_arguments(const transfer_arguments& args) {
   io::check_output_available(args.output, args.force);
   if (!args.report.empty()) {
     if (std::filesystem::exists(args.report) && !args.force)
-      io::detail::fail(args.report, "already exists (use --force to replace it)");
+      throw clp::invalid_argument(io::about(args.report), "already exists (use --force to replace it)");
     const auto parent = args.report.has_parent_path() ? args.report.parent_path() : std::filesystem::path(".");
     if (!std::filesystem::is_directory(parent))
-      io::detail::fail(args.report, "parent directory " + parent.string() + " does not exist");
+      throw clp::invalid_argument(io::about(args.report), "parent directory " + parent.string() + " does not exist");
   }
   args.execution.check();
   for (const auto& input : {args.source, args.helper}) {
     std::error_code ignored;
-    if (std::filesystem::equivalent(io::detail::without_trailing_separator(args.output), input, ignored))
-      io::detail::fail(args.output, "is the input model " + input.string() + "; refusing to replace it");
+    if (std::filesystem::equivalent(io::without_trailing_separator(args.output), input, ignored))
+      throw clp::invalid_argument(io::about(args.output),
+                                  "is the input model " + input.string() + "; refusing to replace it");
   }
 }
 

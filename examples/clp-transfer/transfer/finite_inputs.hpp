@@ -1,10 +1,10 @@
 // Part of phase 3: a NaN or infinity anywhere in a matrix the program reads means a broken
 // checkpoint, and is refused naming the file, even in a row no target token uses. Each row is
 // screened once: the library screens the rows it reads (clp::transfer: every helper row, the
-// source rows of the overlap), the program the others.
+// source rows of the overlap; its errors name the file through synthesise.hpp's origins), the
+// program the others, here.
 #pragma once
 
-#include <clp/error.hpp>
 #include <clp/vocabulary.hpp>
 
 #include <algorithm>
@@ -40,27 +40,13 @@ inline void require_finite_elsewhere(const loaded_models& models, const vocabula
   const loaded_model& source = models.source;
   if (method == transfer_method::clp) {
     const std::vector<Index> outside = detail::rows_outside(source.embedding.rows(), overlap.source_ids);
-    source.embedding.require_finite(outside, threads);
-    for (const transferred_tensor& t : source.transferred) t.source.require_finite(outside, threads);
+    require_finite(source.embedding, outside, threads);
+    for (const transferred_tensor& t : source.transferred) require_finite(t.source, outside, threads);
     return;
   }
-  source.embedding.require_finite();
-  models.helper.embedding.require_finite();
-  for (const transferred_tensor& t : source.transferred) t.source.require_finite();
-}
-
-/// Runs `call` (a library call on the inputs); when the library refuses it, looks for the
-/// NaN or infinity it may have found, to name the file instead. Only errors pay for this.
-template <class Call>
-auto naming_the_file(const loaded_models& models, Call call) {
-  try {
-    return call();
-  } catch (const clp::error&) {
-    models.source.embedding.require_finite();
-    models.helper.embedding.require_finite();
-    for (const transferred_tensor& t : models.source.transferred) t.source.require_finite();
-    throw;
-  }
+  require_finite(source.embedding, threads);
+  require_finite(models.helper.embedding, threads);
+  for (const transferred_tensor& t : source.transferred) require_finite(t.source, threads);
 }
 
 }  // namespace clp::program

@@ -1,10 +1,13 @@
-// Phase 1 of `clp-transfer transfer`: read the source and the helper model and check that
-// their parts fit together. The intersection of the vocabularies starts here too, as soon as
-// the tensor headers give the row counts; match_vocabularies.hpp collects it.
+// Phase 1 of `clp-transfer transfer`: read the source and the helper model, each file once
+// (hf_checkpoint.hpp), check that their parts fit together, and match their vocabularies (eq. 2's
+// overlap: which target tokens the source already has, and which rows are left to synthesise).
+// The matching runs on a thread of its own as soon as the tensor headers give the row counts,
+// while the embeddings are mapped.
 #pragma once
 
 #include <clp/vocabulary.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -12,10 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "embedding.hpp"
-#include "io/hf_model.hpp"
-#include "io/safetensors.hpp"
+#include "hf_checkpoint.hpp"
+#include "io/embedding_names.hpp"
+#include "io/errors.hpp"
 #include "language_model_config.hpp"
+#include "special_tokens.hpp"
 #include "token_matching.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/vocabulary_layout.hpp"
@@ -24,7 +31,7 @@ namespace clp::program {
 
 /// One model as the transfer uses it.
 struct loaded_model {
-  io::model_folder folder;
+  hf_checkpoint checkpoint;
   std::string embedding_name;
   embedding_matrix embedding;  ///< the input embedding, #rows by hidden size
   /// The source's: every tensor with a row or value per token and its role (vocabulary_layout.hpp).
@@ -36,43 +43,23 @@ struct loaded_model {
 
 struct loaded_models {
   loaded_model source, helper;
-  /// The vocabularies' intersection (token_matching.hpp), running or done; match_vocabularies
-  /// waits for it.
-  std::future<token_matching> intersection;
+  /// Which helper tokens take which source rows (token_matching.hpp).
+  token_matching matching;
   /// The output's config.json, and what became of the source's other token ids in it.
   transferred_config config;
+  /// The output's generation_config.json; nullopt for none.
+  std::optional<nlohmann::ordered_json> generation_config;
 };
 
 namespace detail {
 
-/// The vocabulary file of a model folder, for messages.
-inline std::filesystem::path vocabulary_file(const std::filesystem::path& folder) {
-  return std::filesystem::exists(folder / "tokenizer.json") ? folder / "tokenizer.json" : folder / "vocab.json";
-}
-
-/// The two vocabularies and their spellings, read on threads of their own.
-struct vocabulary_reads {
-  std::shared_future<tokenizer_reading> source, helper;
-
-  /// Runs `read` on this thread meanwhile. If it throws, a vocabulary's error is reported
-  /// instead, so errors come in the order of the checks, whichever read finished first.
-  template <class Read>
-  auto while_reading(Read read) const {
-    try {
-      return read();
-    } catch (...) {
-      source.get();
-      helper.get();
-      throw;
-    }
-  }
-};
-
-inline vocabulary_reads start_reading_vocabularies(const transfer_arguments& args) {
-  auto read = [](std::filesystem::path folder) {
-    return std::async(std::launch::async, [folder] { return read_tokenizer(folder); }).share();
-  };
-  return {read(args.source), read(args.helper)};
+/// Both models, the helper read on a thread of its own meanwhile. The source's error, when both
+/// fail, is the one reported (the future's destructor waits for the helper first).
+inline std::pair<hf_checkpoint, hf_checkpoint> read_checkpoints(const transfer_arguments& args) {
+  std::future<hf_checkpoint> helper =
+      std::async(std::launch::async, [&args] { return hf_checkpoint::read(args.helper); });
+  hf_checkpoint source = hf_checkpoint::read(args.source);
+  return {std::move(source), helper.get()};
 }
 
 struct tensor_names {
@@ -80,106 +67,87 @@ struct tensor_names {
   std::optional<std::string> head;
 };
 
-inline tensor_names find_tensor_names(const transfer_arguments& args, const io::model_folder& source,
-                                      const io::model_folder& helper) {
-  const std::vector<std::string> source_names = source.tensor_names();
+inline tensor_names find_tensor_names(const transfer_arguments& args, const hf_checkpoint& source,
+                                      const hf_checkpoint& helper) {
+  const std::vector<std::string> source_names = source.weights.tensor_names();
   tensor_names names;
   names.source = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
   names.head = io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
-  names.helper = io::find_input_embedding(args.helper, helper.tensor_names(), args.helper_embedding_tensor);
+  names.helper = io::find_input_embedding(args.helper, helper.weights.tensor_names(), args.helper_embedding_tensor);
   return names;
 }
 
-/// Starts intersecting the vocabularies (as --match asks, then special tokens by role) with
-/// the embeddings' row counts from the tensor headers. When a tensor is not 2-D its read fails
-/// before the intersection is collected.
-inline std::future<token_matching> start_intersection(const vocabulary_reads& vocabularies,
-                                                      const io::model_folder& source, const io::model_folder& helper,
-                                                      const tensor_names& names, const match_arguments& match) {
-  const auto rows_in_header = [](const io::model_folder& folder, const std::string& name) -> Index {
-    const std::vector<std::int64_t>& shape = folder.locate(name).tensor.shape;
+/// Starts matching the vocabularies (match_models) with the embeddings' row counts from the
+/// tensor headers. When a tensor is not 2-D none is started: its read fails first.
+inline std::future<token_matching> start_matching(const hf_checkpoint& source, const hf_checkpoint& helper,
+                                                  const tensor_names& names, const match_arguments& match) {
+  const auto rows_in_header = [](const hf_checkpoint& model, const std::string& name) -> Index {
+    const std::vector<std::int64_t>& shape = model.weights.locate(name).tensor.shape;
     return shape.size() == 2 ? shape[0] : -1;
   };
   const Index source_rows = rows_in_header(source, names.source);
   const Index helper_rows = rows_in_header(helper, names.helper);
   if (source_rows < 0 || helper_rows < 0) return {};
-  return std::async(std::launch::async, [vocabularies, source_rows, helper_rows, match] {
-    clp::intersect_options options;
-    options.source_rows = source_rows;
-    options.target_rows = helper_rows;
-    token_matching matching =
-        match_tokens(vocabularies.source.get(), vocabularies.helper.get(), match, std::move(options));
-    map_special_tokens(matching, vocabularies.source.get(), vocabularies.helper.get(), source_rows);
-    return matching;
+  return std::async(std::launch::async, [&source, &helper, match, source_rows, helper_rows] {
+    return match_models(source, helper, match, source_rows, helper_rows);
   });
 }
 
-/// Every token id must name a row of each matrix it indexes.
-inline void require_ids_fit(const io::token_vocabulary& vocabulary, const std::filesystem::path& folder,
-                            const embedding_matrix& matrix) {
-  for (const auto& [token, id] : vocabulary.ids)
+/// Both input embeddings, mapped at once: mapping fills the page tables of hundreds of MB each.
+inline std::pair<embedding_matrix, embedding_matrix> map_embeddings(const hf_checkpoint& source,
+                                                                    const hf_checkpoint& helper,
+                                                                    const tensor_names& names) {
+  auto helper_embedding =
+      std::async(std::launch::async, [&] { return embedding_matrix::read(helper.weights, names.helper); });
+  embedding_matrix source_embedding = embedding_matrix::read(source.weights, names.source);
+  return {std::move(source_embedding), helper_embedding.get()};
+}
+
+/// Every token id must name a row of the embedding.
+inline void require_ids_fit(const hf_checkpoint& model, const embedding_matrix& matrix) {
+  for (const auto& [token, id] : model.tokenizer.vocabulary.ids)
     if (id >= matrix.rows())
-      io::detail::fail(vocabulary_file(folder), "token " + io::detail::quoted_name(token) + " has id " +
-                                                    std::to_string(id) + ", past the " + std::to_string(matrix.rows()) +
-                                                    " rows of " + matrix.description());
+      io::malformed(model.tokenizer.file, "token " + io::quoted_name(token) + " has id " + std::to_string(id) +
+                                              ", past the " + std::to_string(matrix.rows()) + " rows of " +
+                                              matrix.description());
 }
 
-inline void require_hidden_size(const io::model_folder& folder, const embedding_matrix& matrix) {
-  const std::filesystem::path config = folder.directory() / "config.json";
-  const std::int64_t hidden = language_model_hidden_size(folder.config(), config);
+/// config.json's hidden size must be the embedding's width.
+inline void require_hidden_size(const hf_checkpoint& model, const embedding_matrix& matrix) {
+  const std::int64_t hidden = language_model_hidden_size(model.config(), model.config_file());
   if (hidden != matrix.cols())
-    io::detail::fail(config, "hidden size " + std::to_string(hidden) + " does not fit " + matrix.description() +
-                                 " with " + std::to_string(matrix.cols()) + " columns");
-}
-
-/// The parts of each model must fit together: config.json and the embedding's width, the
-/// token ids and the embedding's rows. (The plan checked that the transferred tensors have the
-/// embedding's rows; each keeps its own dtype.)
-inline void require_consistent(const loaded_models& models, const io::token_vocabulary& source_vocabulary,
-                               const io::token_vocabulary& helper_vocabulary) {
-  const loaded_model& source = models.source;
-  require_hidden_size(source.folder, source.embedding);
-  require_hidden_size(models.helper.folder, models.helper.embedding);
-  require_ids_fit(source_vocabulary, source.folder.directory(), source.embedding);
-  require_ids_fit(helper_vocabulary, models.helper.folder.directory(), models.helper.embedding);
+    io::malformed(model.config_file(), "hidden size " + std::to_string(hidden) + " does not fit " +
+                                           matrix.description() + " with " + std::to_string(matrix.cols()) +
+                                           " columns");
 }
 
 }  // namespace detail
 
-/// Reads both models: the two vocabularies on threads of their own, the two embeddings at
-/// once, then the source's tensors that follow the vocabulary (vocabulary_layout.hpp). Throws naming the file at fault;
+/// Reads both models: the two folders at once, then the two embeddings at once while the
+/// vocabularies are matched, then the source's tensors that follow the vocabulary
+/// (vocabulary_layout.hpp). The parts of each model must fit together: config.json and the
+/// embedding's width, the token ids and the embedding's rows. Throws naming the file at fault;
 /// of several faults, the first in the order of the checks.
 inline loaded_models read_models(const transfer_arguments& args) {
-  io::model_folder source(args.source), helper(args.helper);
-  const detail::vocabulary_reads vocabularies = detail::start_reading_vocabularies(args);
-  const detail::tensor_names names =
-      vocabularies.while_reading([&] { return detail::find_tensor_names(args, source, helper); });
-  std::future<token_matching> intersection =
-      detail::start_intersection(vocabularies, source, helper, names, args.matching);
-  // Both at once: mapping fills the page tables of hundreds of MB each (finite_inputs.hpp
-  // screens them later, on every core).
-  auto [source_embedding, helper_embedding] = vocabularies.while_reading([&] {
-    auto mapping_helper = std::async(std::launch::async, [&] { return embedding_matrix::read(helper, names.helper); });
-    embedding_matrix mapped_source = embedding_matrix::read(source, names.source);
-    return std::pair(std::move(mapped_source), mapping_helper.get());
-  });
-  auto [plan, transferred] = vocabularies.while_reading([&] {
-    vocabulary_plan planned = plan_source_tensors(args, source, source_embedding, names.source, names.head);
-    std::vector<transferred_tensor> read = read_transferred(source, planned, source_embedding.rows());
-    return std::pair(std::move(planned), std::move(read));
-  });
-
-  loaded_models models{
-      {std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred)},
-      {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
-      std::move(intersection),
-      {}};
-  const io::token_vocabulary& source_vocabulary = vocabularies.source.get().vocabulary;
-  const io::token_vocabulary& helper_vocabulary = vocabularies.helper.get().vocabulary;
-  detail::require_consistent(models, source_vocabulary, helper_vocabulary);
-  models.config = transfer_config(models.source.folder.config(), models.helper.folder.config(),
-                                  models.helper.embedding.rows(), source_vocabulary.ids, helper_vocabulary.ids);
-  return models;
+  auto [source, helper] = detail::read_checkpoints(args);
+  const detail::tensor_names names = detail::find_tensor_names(args, source, helper);
+  std::future<token_matching> matching = detail::start_matching(source, helper, names, args.matching);
+  auto [source_embedding, helper_embedding] = detail::map_embeddings(source, helper, names);
+  vocabulary_plan plan = plan_source_tensors(args, source, source_embedding, names.source, names.head);
+  std::vector<transferred_tensor> transferred = read_transferred(source.weights, plan, source_embedding.rows());
+  detail::require_hidden_size(source, source_embedding);
+  detail::require_hidden_size(helper, helper_embedding);
+  detail::require_ids_fit(source, source_embedding);
+  detail::require_ids_fit(helper, helper_embedding);
+  token_matching matched = matching.get();  // before the models move: the matching reads them
+  transferred_config config = transfer_config(source.config(), helper.config(), helper_embedding.rows(),
+                                              source.tokenizer.vocabulary.ids, helper.tokenizer.vocabulary.ids);
+  std::optional<nlohmann::ordered_json> generation = output_generation_config(source.json, helper.json);
+  return {{std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred)},
+          {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
+          std::move(matched),
+          std::move(config),
+          std::move(generation)};
 }
 
 }  // namespace clp::program

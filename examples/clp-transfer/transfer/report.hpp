@@ -10,11 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/output_folder.hpp"
+#include "token_matching.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
-#include "transfer/write_output.hpp"
 
 namespace clp::program {
 
@@ -26,12 +27,11 @@ struct phase_seconds {
 struct transfer_outcome {
   const transfer_arguments& args;
   const loaded_models& models;
-  const vocabulary_overlap& overlap;
   const synthesis_report& report;
   phase_seconds seconds;
-  const token_matching& matching;  ///< how the overlap was found (token_matching.hpp)
 
-  Index missing() const { return overlap.target_rows() - overlap.size(); }
+  const vocabulary_overlap& overlap() const { return models.matching.overlap; }
+  Index missing() const { return overlap().target_rows() - overlap().size(); }
   /// The largest synthesised row is out of proportion with the source's rows.
   bool out_of_proportion() const {
     return report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
@@ -43,7 +43,7 @@ struct transfer_outcome {
 inline std::filesystem::path write_partial_report(const transfer_outcome& outcome) {
   const transfer_arguments& args = outcome.args;
   if (args.report.empty()) return {};
-  const vocabulary_overlap& overlap = outcome.overlap;
+  const vocabulary_overlap& overlap = outcome.overlap();
   const synthesis_report& report = outcome.report;
   nlohmann::ordered_json json;
   json["source"] = args.source.string();
@@ -59,7 +59,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["overlap_share_of_source"] = overlap.share_of_source();
   json["overlap_share_of_target"] = overlap.share_of_target();
   json["missing"] = outcome.missing();
-  json["matching"] = matching_json(outcome.matching);
+  json["matching"] = matching_json(outcome.models.matching);
   json["padding_rows"] = report.padding_rows;  // of the missing rows; not in the counts below
   json["degenerate_rows"] = report.degenerate_rows();
   json["zero_norm_rows"] = report.zero_norm_rows;
@@ -81,7 +81,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
   const std::filesystem::path partial = args.report.string() + ".partial";
-  detail::write_file_atomically(partial, json.dump(2) + "\n");
+  io::write_file_atomically(partial, json.dump(2) + "\n");
   return partial;
 }
 
@@ -89,7 +89,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
 inline void print_summary(const transfer_outcome& outcome) {
   const transfer_arguments& args = outcome.args;
   if (args.quiet) return;
-  const vocabulary_overlap& overlap = outcome.overlap;
+  const vocabulary_overlap& overlap = outcome.overlap();
   const synthesis_report& report = outcome.report;
   const embedding_matrix& source = outcome.models.source.embedding;
   const embedding_matrix& target = outcome.models.helper.embedding;  // as many rows as the output
@@ -107,7 +107,7 @@ inline void print_summary(const transfer_outcome& outcome) {
                outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype_name().c_str(),
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
                how.c_str());
-  print_matching_summary(outcome.matching);
+  print_matching_summary(outcome.models.matching);
   if (report.padding_rows > 0)
     std::fprintf(stderr, "  padding rows       %td of them (no token names them; not counted below)\n",
                  report.padding_rows);

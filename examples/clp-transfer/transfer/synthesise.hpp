@@ -1,7 +1,8 @@
 // Phase 3 of `clp-transfer transfer`: the new embedding (and every other tensor transferred with
 // it: untied head, per-token biases), one row per target token:
 // CLP-Transfer's copy and synthesis, or one of the paper's baselines. The library does the
-// work; this phase only hands it the matrices in their own element type.
+// work; this phase only hands it the matrices, each in its own element type (a view whose type
+// is a run-time value), and says where the matrices its errors name came from.
 #pragma once
 
 #include <clp/baselines.hpp>
@@ -9,10 +10,10 @@
 #include <clp/transfer.hpp>
 
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include "embedding.hpp"
+#include "errors.hpp"
 #include "progress.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/finite_inputs.hpp"
@@ -30,17 +31,17 @@ struct synthesised_embeddings {
 
 namespace detail {
 
-/// Calls f with a writable view of `m` in its own element type.
-template <class F>
-decltype(auto) visit_output(const embedding_matrix& m, F&& f) {
-  return m.visit([&](auto read_only) {
-    using T = std::remove_const_t<typename decltype(read_only)::value_type>;
-    return f(m.view<T>());
-  });
+/// Where each matrix clp::transfer reads came from, by the names its errors give them.
+inline error_origins origins_of(const loaded_models& models) {
+  error_origins origins;
+  origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
+  for (const transferred_tensor& t : models.source.transferred)
+    origins.add(t.entry.name + " source", t.source.origin());
+  return origins;
 }
 
 /// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
-/// with it, each in its own element type.
+/// with it, each in its own element type; its errors name the files.
 inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
                                       progress_reporter& progress) {
@@ -48,20 +49,14 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   const loaded_model& source = models.source;
-  return source.embedding.visit([&](auto source_view) {
-    using T = typename decltype(source_view)::value_type;
-    return models.helper.embedding.visit([&](auto helper_view) {
-      // One call for all pairs: the weights are computed once and applied to each.
-      clp::matrix_pairs more;
-      for (std::size_t i = 0; i < source.transferred.size(); ++i)
-        source.transferred[i].source.visit([&](auto tensor_view) {
-          visit_output(out.transferred[i], [&](auto output_view) {
-            more.emplace_back(source.transferred[i].entry.name, tensor_view, output_view);
-          });
-        });
-      return clp::transfer(source_view, helper_view, overlap, out.embedding.view<T>(), more, args.weighting.policy,
-                           options);
-    });
+  // One call for all pairs: the weights are computed once and applied to each.
+  clp::matrix_pairs more;
+  for (std::size_t i = 0; i < source.transferred.size(); ++i)
+    more.emplace_back(source.transferred[i].entry.name, source.transferred[i].source.view(),
+                      out.transferred[i].output_view());
+  return origins_of(models).run([&] {
+    return clp::transfer(source.embedding.view(), models.helper.embedding.view(), overlap, out.embedding.output_view(),
+                         more, args.weighting.policy, options);
   });
 }
 
@@ -71,13 +66,10 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
                                   const synthesised_embeddings& out, const transfer_arguments& args) {
   const bool keep_overlap = args.method == transfer_method::overlap_random;
   auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
-    from.visit([&](auto from_view) {
-      using T = typename decltype(from_view)::value_type;
-      if (keep_overlap)
-        clp::overlap_random(from_view, overlap, to.view<T>(), args.seed);
-      else
-        clp::random_init(from_view, to.view<T>(), args.seed);
-    });
+    if (keep_overlap)
+      clp::overlap_random(from.view(), overlap, to.output_view(), args.seed);
+    else
+      clp::random_init(from.view(), to.output_view(), args.seed);
   };
   draw(models.source.embedding, out.embedding);
   for (std::size_t i = 0; i < models.source.transferred.size(); ++i)
@@ -102,10 +94,8 @@ inline synthesised_embeddings synthesise(const loaded_models& models, const voca
                              allocate_transferred_outputs(source.transferred, target_rows),
                              {}};
   require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
-  out.report = naming_the_file(models, [&] {
-    return args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
-                                               : detail::draw_rows(models, overlap, out, args);
-  });
+  out.report = args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
+                                                   : detail::draw_rows(models, overlap, out, args);
   return out;
 }
 

@@ -21,7 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "embedding.hpp"
-#include "io/hf_model.hpp"
+#include "hf_checkpoint.hpp"
+#include "io/model_weights.hpp"
 #include "language_model_config.hpp"
 #include "transfer/arguments.hpp"
 #include "vocabulary_tensors.hpp"
@@ -35,10 +36,10 @@ struct transferred_tensor {
   embedding_matrix source;  ///< #source rows by entry.columns, the tensor's own dtype
 };
 
-/// Every tensor of `folder`, shard by shard in file order, as its header describes it.
-inline std::vector<tensor_description> describe_tensors(const io::model_folder& folder) {
+/// Every tensor of `weights`, shard by shard in file order, as its header describes it.
+inline std::vector<tensor_description> describe_tensors(const io::model_weights& weights) {
   std::vector<tensor_description> tensors;
-  for (const io::safetensors_file& shard : folder.shards())
+  for (const io::safetensors_file& shard : weights.shards())
     for (const io::tensor_entry& t : shard.tensors())
       tensors.push_back({t.name, t.shape, std::string(io::dtype_name(t.dtype))});
   return tensors;
@@ -50,24 +51,24 @@ inline std::vector<tensor_description> describe_tensors(const io::model_folder& 
 /// @param[in] source     the source model
 /// @param[in] embedding  the source's input embedding as read, #rows by hidden size
 /// @param[in] embedding_name, head_name  io::find_input_embedding's and io::find_output_embedding's answers
-inline vocabulary_plan plan_source_tensors(const transfer_arguments& args, const io::model_folder& source,
+inline vocabulary_plan plan_source_tensors(const transfer_arguments& args, const hf_checkpoint& source,
                                            const embedding_matrix& embedding, const std::string& embedding_name,
                                            const std::optional<std::string>& head_name) {
   vocabulary_tensor_options options;
   options.head = head_name;
   options.transfer_tensors = args.transfer_tensors;
-  options.config_vocab_size = language_model_vocab_size(source.config(), source.directory() / "config.json");
+  options.config_vocab_size = language_model_vocab_size(source.config(), source.config_file());
   const auto equal_bytes = [&](const std::string& name) {
-    const embedding_matrix candidate = embedding_matrix::read(source, name);
+    const embedding_matrix candidate = embedding_matrix::read(source.weights, name);
     return candidate.byte_size() == embedding.byte_size() &&
            (embedding.byte_size() == 0 ||
             std::memcmp(candidate.bytes(), embedding.bytes(), embedding.byte_size()) == 0);
   };
-  return plan_vocabulary_tensors(source.directory(), describe_tensors(source), embedding_name, options, equal_bytes);
+  return plan_vocabulary_tensors(source.folder, describe_tensors(source.weights), embedding_name, options, equal_bytes);
 }
 
 /// Maps every transferred tensor of `plan` as a #source rows by values-per-token matrix.
-inline std::vector<transferred_tensor> read_transferred(const io::model_folder& source, const vocabulary_plan& plan,
+inline std::vector<transferred_tensor> read_transferred(const io::model_weights& source, const vocabulary_plan& plan,
                                                         Index source_rows) {
   std::vector<transferred_tensor> tensors;
   for (const vocabulary_tensor* entry : plan.with_role(vocabulary_role::transferred))

@@ -2,13 +2,12 @@
 // its final name and moved into place only once complete (and the report written).
 #pragma once
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <system_error>
@@ -17,10 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/hf_model.hpp"
+#include "io/output_folder.hpp"
+#include "io/posix_file.hpp"
 #include "io/safetensors.hpp"
+#include "io/tokenizer_files.hpp"
 #include "progress.hpp"
-#include "special_tokens.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
@@ -29,35 +29,6 @@
 namespace clp::program {
 
 namespace detail {
-
-/// Flushes file or directory `path` to disk (fsync); false, with errno set, when that failed.
-inline bool try_flush_to_disk(const std::filesystem::path& path) noexcept {
-  const io::detail::file_descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  return fd.get() >= 0 && ::fsync(fd.get()) == 0;
-}
-
-/// Flushes file or directory `path` to disk; throws naming it on failure.
-inline void flush_to_disk(const std::filesystem::path& path) {
-  if (!try_flush_to_disk(path)) io::detail::fail(path, io::detail::with_errno("cannot flush to disk"));
-}
-
-/// Writes text to `path` through a temporary file in the same folder and a rename, so a
-/// reader never sees half a file; with `durable`, the file is flushed to disk before the rename.
-inline void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = false) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      io::detail::fail(path, "cannot write");
-    }
-  }
-  if (durable) flush_to_disk(temporary);
-  std::filesystem::rename(temporary, path);
-}
 
 /// Appends all of `matrix`, an output nothing reads again, 64 MiB at a time, handing each
 /// written part's pages back to the kernel. Every page of the page cache must come from free
@@ -92,12 +63,12 @@ inline std::uint64_t write_weights(const std::filesystem::path& folder, bool dur
   };
   std::map<const embedding_matrix*, const io::tensor_entry*> last_use;
   std::uint64_t total_bytes = 0, written_bytes = 0, new_total_size = 0;
-  for (const io::safetensors_file& shard : source.folder.shards())
+  for (const io::safetensors_file& shard : source.checkpoint.weights.shards())
     for (const io::tensor_entry& t : shard.tensors()) {
       total_bytes += t.byte_size;
       if (const auto replaced = replacement(t)) last_use[replaced->values] = &t;
     }
-  for (const io::safetensors_file& shard : source.folder.shards()) {
+  for (const io::safetensors_file& shard : source.checkpoint.weights.shards()) {
     std::vector<io::tensor_spec> specs;
     for (const io::tensor_entry& t : shard.tensors()) {
       io::tensor_spec spec{t.name, t.dtype, t.shape, t.byte_size};
@@ -137,30 +108,30 @@ inline bool durable_output(const transfer_arguments& args) {
   return args.fsync || std::filesystem::exists(args.output, ignored);
 }
 
-/// Writes the output model into `staging`: the weights, the index of a sharded model with
-/// its new total size, config.json for the new vocabulary (read_models decided it), and the
-/// helper's tokenizer files. `out`'s matrices are released as they are written (only its
-/// report stays readable).
+/// Writes the output model into `staging`: the weights, the index of a sharded model with its
+/// new total size, config.json and generation_config.json for the new vocabulary (read_models
+/// decided them), and the helper's tokenizer files, copied as they are. `out`'s matrices are
+/// released as they are written (only its report stays readable).
 inline void write_output(const io::staging_directory& staging, bool durable, const transfer_arguments& args,
                          const loaded_models& models, synthesised_embeddings& out, progress_reporter& progress) {
-  const io::model_folder& source = models.source.folder;
+  const io::model_weights& weights = models.source.checkpoint.weights;
   const std::uint64_t new_total_size = detail::write_weights(staging.path(), durable, models.source, out, progress);
-  if (!source.index_path().empty()) {
-    std::ifstream in(source.index_path());
-    nlohmann::ordered_json index = nlohmann::ordered_json::parse(in);
+  if (!weights.index_path().empty()) {
+    nlohmann::ordered_json index = weights.index();
     if (index.contains("metadata") && index["metadata"].is_object()) index["metadata"]["total_size"] = new_total_size;
-    detail::write_file_atomically(staging.path() / source.index_path().filename(), index.dump(2) + "\n", durable);
+    io::write_file_atomically(staging.path() / weights.index_path().filename(), index.dump(2) + "\n", durable);
   }
-  detail::write_file_atomically(staging.path() / "config.json", models.config.config.dump(2) + "\n", durable);
-  // The source's generation settings with the helper's token ids (special_tokens.hpp).
-  if (const auto generation = target_generation_config(
-          read_generation_config(args.source), read_generation_config(args.helper), models.helper.folder.config()))
-    detail::write_file_atomically(staging.path() / "generation_config.json", generation->dump(2) + "\n", durable);
+  io::write_file_atomically(staging.path() / "config.json", models.config.config.dump(2) + "\n", durable);
+  if (models.generation_config)
+    io::write_file_atomically(staging.path() / "generation_config.json", models.generation_config->dump(2) + "\n",
+                              durable);
   for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
-    std::filesystem::copy_file(file, staging.path() / file.filename());
-    if (durable) detail::flush_to_disk(staging.path() / file.filename());
+    std::error_code error;
+    if (!std::filesystem::copy_file(file, staging.path() / file.filename(), error))
+      throw clp::io_error(io::about(file), "cannot copy into the output: " + error.message());
+    if (durable) io::flush_to_disk(staging.path() / file.filename());
   }
-  if (durable) detail::flush_to_disk(staging.path());
+  if (durable) io::flush_to_disk(staging.path());
 }
 
 /// Moves the output into place (replacing an old one with --force), then the report written
@@ -175,9 +146,9 @@ inline void commit_output(io::staging_directory& staging, bool durable, const tr
     throw;
   }
   // The rename itself: best effort, since the output is already in place and complete.
-  if (durable)
-    detail::try_flush_to_disk(io::detail::parent_directory(io::detail::without_trailing_separator(args.output)));
-  if (!partial_report.empty()) std::filesystem::rename(partial_report, args.report);
+  if (durable) io::try_flush_to_disk(io::parent_directory(io::without_trailing_separator(args.output)));
+  if (!partial_report.empty() && std::rename(partial_report.c_str(), args.report.c_str()) != 0)
+    io::failed(args.report, "cannot move the report into place");
 }
 
 }  // namespace clp::program

@@ -1,0 +1,87 @@
+// `clp-transfer transfer`: its options as the command line gives them, their registration, and
+// their interpretation into the transfer_arguments the phases read (transfer/arguments.hpp);
+// the run itself is transfer/run.hpp.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands/command.hpp"
+#include "transfer/arguments.hpp"
+#include "transfer/run.hpp"
+
+namespace clp::program {
+
+namespace {
+
+/// The options as given, before they are interpreted: names to parse, and whether an option
+/// with a per-policy default was given.
+struct transfer_options {
+  transfer_arguments args;
+  std::string method = "clp", weighting = default_weighting, match = "bytes";
+  Index k = 10;
+  float temperature = 0.1f;
+  CLI::Option* k_option = nullptr;
+  CLI::Option* match_option = nullptr;
+
+  /// The arguments the phases read. A bad value is refused like a bad input (status 1), in the
+  /// words of the check.
+  const transfer_arguments& interpreted() {
+    args.method = parse_method(method);
+    args.weighting =
+        parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature);
+    args.matching = parse_match(match, match_option->count() > 0);
+    return args;
+  }
+};
+
+void add_model_options(CLI::App& command, transfer_arguments& args) {
+  command.add_option("--source", args.source, "Large source model folder (config.json, safetensors, tokenizer)")
+      ->required();
+  command.add_option("--helper", args.helper, "Small helper model folder speaking the target vocabulary")->required();
+  command.add_option("--output", args.output, "Output model folder (must not exist unless --force)")->required();
+  command.add_option("--report", args.report, "Also write a JSON report here");
+  add_execution_options(command, args.execution, "Working memory of the synthesis, MiB");
+  command.add_option("--embedding-tensor", args.embedding_tensor, "Source input embedding name (default: found)");
+  command.add_option("--helper-embedding-tensor", args.helper_embedding_tensor,
+                     "Helper input embedding name (default: found)");
+  command.add_option("--lm-head-tensor", args.lm_head_tensor, "Source untied output head name (default: found)");
+  command
+      .add_option("--transfer-tensor", args.transfer_tensors,
+                  "Also transfer this source tensor (one row or value per token) with the embedding's weights; "
+                  "repeatable")
+      ->allow_extra_args(false);
+}
+
+void add_method_options(CLI::App& command, transfer_options& options) {
+  options.match_option = add_match_option(command, options.match);
+  command.add_option("--method", options.method, "clp | overlap-random | random")->capture_default_str();
+  command
+      .add_option("--weighting", options.weighting,
+                  "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp")
+      ->capture_default_str();
+  options.k_option =
+      command.add_option("--k", options.k, "Neighbours for top-k and softmax (default 10) and omp (default 8)");
+  command.add_option("--temperature", options.temperature, "Softmax temperature")->capture_default_str();
+  command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
+}
+
+void add_output_flags(CLI::App& command, transfer_arguments& args) {
+  command.add_flag("--force", args.force, "Replace an existing output (only after success)");
+  command.add_flag("--fsync", args.fsync,
+                   "Flush the output to disk before moving it into place, so it survives a power loss (runs at the "
+                   "disk's write speed; always done when --force replaces an existing output)");
+  command.add_flag("--quiet", args.quiet, "Print errors only");
+}
+
+}  // namespace
+
+command transfer_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
+  const auto options = std::make_shared<transfer_options>();
+  add_model_options(*command, options->args);
+  add_method_options(*command, *options);
+  add_output_flags(*command, options->args);
+  return {command, [options] { run_transfer(options->interpreted()); }};
+}
+
+}  // namespace clp::program

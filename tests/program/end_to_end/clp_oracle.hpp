@@ -1,0 +1,121 @@
+// The expected output of a CLP-Transfer of a fixture pair: the overlap by token string, found
+// here from the fixtures' token lists, and the rows from the test suites' one double-precision
+// oracle (tests/support/oracle.hpp: the paper's formulas, no code shared with the library),
+// applied to the embedding and to an untied head.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "support/oracle.hpp"
+#include "model_fixtures.hpp"
+
+namespace program_test {
+
+/// A --weighting choice and the options it takes.
+struct weighting_choice {
+  std::string name;
+  std::int64_t k = 10;
+  double temperature = 0.1;
+
+  std::vector<std::string> arguments() const {
+    return {"--weighting", name, "--k", std::to_string(k), "--temperature", std::to_string(temperature)};
+  }
+};
+
+/// The predicted target rows.
+struct oracle_rows {
+  matrix embedding;                     ///< #helper rows by source width
+  matrix head;                          ///< the same for the untied head; empty when tied
+  std::vector<bool> copied;             ///< target rows that copy a source row (eq. 2)
+  std::vector<bool> ambiguous;          ///< rows whose k-th and (k+1)-th cosines nearly tie (top-k, softmax)
+  std::vector<std::int64_t> source_of;  ///< for copied rows, the source row
+  std::int64_t overlap = 0, degenerate = 0;
+};
+
+namespace detail {
+
+inline oracle::policy policy_of(const weighting_choice& choice) {
+  oracle::policy p;
+  p.k = choice.k;
+  p.temperature = choice.temperature;
+  if (choice.name == "paper")
+    p.which = oracle::kind::paper;
+  else if (choice.name == "clamped")
+    p.which = oracle::kind::clamped;
+  else if (choice.name == "top-k")
+    p.which = oracle::kind::top_k;
+  else if (choice.name == "softmax")
+    p.which = oracle::kind::softmax;
+  else if (choice.name == "sparsemax")
+    p.which = oracle::kind::sparsemax;
+  else if (choice.name == "paper-guarded")
+    p.which = oracle::kind::paper_guarded;
+  else if (choice.name == "omp")
+    p.which = oracle::kind::omp;
+  else
+    throw std::logic_error("oracle: weighting " + choice.name);
+  return p;
+}
+
+inline oracle::matrix to_oracle(const matrix& m) {
+  oracle::matrix out(m.rows, m.cols);
+  out.values = m.values;
+  return out;
+}
+
+inline matrix from_oracle(const oracle::matrix& m) {
+  matrix out(m.rows, m.cols);
+  out.values = m.values;
+  return out;
+}
+
+}  // namespace detail
+
+/// What `clp-transfer transfer --method clp` should write for `pair` with `choice`.
+inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& choice) {
+  const model_fixture& source = pair.source;
+  const model_fixture& helper = pair.helper;
+  const std::int64_t rows = helper.embedding.rows;
+
+  std::unordered_map<std::string, std::int64_t> source_id;
+  for (std::size_t id = 0; id < source.tokens.size(); ++id) source_id.emplace(source.tokens[id], std::int64_t(id));
+
+  oracle_rows out;
+  out.copied.assign(std::size_t(rows), false);
+  out.ambiguous.assign(std::size_t(rows), false);
+  out.source_of.assign(std::size_t(rows), -1);
+  std::vector<oracle::index> overlap_target, overlap_source, missing;  // ascending target id
+  for (std::int64_t t = 0; t < rows; ++t) {
+    const auto hit =
+        t < std::int64_t(helper.tokens.size()) ? source_id.find(helper.tokens[std::size_t(t)]) : source_id.end();
+    if (hit == source_id.end()) {
+      missing.push_back(t);  // also the helper's padding rows past its vocabulary
+      continue;
+    }
+    overlap_target.push_back(t);
+    overlap_source.push_back(hit->second);
+    out.copied[std::size_t(t)] = true;
+    out.source_of[std::size_t(t)] = hit->second;
+  }
+  out.overlap = std::int64_t(overlap_target.size());
+
+  // Near ties of the k-th cosine closer than this may go either way in float32.
+  constexpr double ambiguity = 1e-5;
+  const oracle::matrix helper_rows = detail::to_oracle(helper.embedding);
+  const auto synthesize = [&](const matrix& from) {
+    return oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, detail::to_oracle(from),
+                              detail::policy_of(choice), ambiguity);
+  };
+  const oracle::result embedding = synthesize(source.embedding);
+  out.embedding = detail::from_oracle(embedding.output);
+  out.degenerate = embedding.zero_norm_rows + embedding.fallback_rows;
+  for (oracle::index t : embedding.ambiguous) out.ambiguous[std::size_t(t)] = true;
+  if (!source.head_name.empty()) out.head = detail::from_oracle(synthesize(source.head).output);
+  return out;
+}
+
+}  // namespace program_test
