@@ -37,6 +37,7 @@
 
 #include <clp/adapters/torch.hpp>
 #include <clp/clp.hpp>
+#include <clp/finite.hpp>
 
 #include <Eigen/Core>
 
@@ -352,6 +353,33 @@ TEST_CASE("torch adapter: what each layout becomes") {
   CHECK(view_of(at::zeros({2, 2}, at::kDouble)).type() == clp::element_type::float64);
   CHECK(view_of(at::zeros({2, 2}, at::kHalf)).type() == clp::element_type::float16);
   CHECK(view_of(at::zeros({2, 2}, at::kBFloat16)).type() == clp::element_type::bfloat16);
+}
+
+TEST_CASE("torch adapter: the other entry points take tensors too: the NaN screen, the baselines, the k-NN overlap") {
+  const problem p;
+  // A NaN at (3, 1) of a bfloat16 matrix stored column-major: found where it is.
+  const at::Tensor helper = lay_out(p.helper, at::kBFloat16, layout::narrowed_transposed).tensor;
+  helper.select(0, 3).select(0, 1).fill_(std::nan(""));
+  const std::optional<clp::matrix_position> found = clp::find_non_finite(helper);
+  REQUIRE(found.has_value());
+  CHECK(found->row == 3);
+  CHECK(found->column == 1);
+  CHECK_THROWS_AS(clp::transfer(tensor_of(p.source, at::kFloat), helper, p.overlap, at::zeros({60, 20})),
+                  clp::non_finite_input);
+
+  // copy_overlap_rows copies exactly (same dtype), into a transposed float16 output.
+  const at::Tensor source = tensor_of(p.source, at::kHalf);
+  at::Tensor copied = at::full({20, 60}, sentinel, at::kHalf).t();
+  clp::copy_overlap_rows(source, p.overlap, copied);
+  for (std::size_t i = 0; i < p.overlap.target_ids.size(); ++i)
+    CHECK(copied.select(0, p.overlap.target_ids[i]).equal(source.select(0, p.overlap.source_ids[i])));
+  CHECK(sentinels_in(copied) == 30 * 20);  // the missing rows
+
+  // A matrix's k-NN overlap with itself, float64 against its float32 transpose's transpose: 1.
+  const at::Tensor embeddings = tensor_of(p.source, at::kDouble);
+  CHECK(
+      clp::knn_overlap(embeddings, embeddings.to(at::kFloat).t().contiguous().t(), clp::knn_options{5}).mean_overlap ==
+      doctest::Approx(1.0));
 }
 
 TEST_CASE("torch adapter: what cannot be viewed without a copy is refused, saying why and what to do") {
