@@ -29,10 +29,6 @@
 // Built only when oneDNN (Debian: libdnnl-dev) is found; see CMakeLists.txt and README.md.
 
 #include <clp/clp.hpp>
-#include <clp/detail/blocking.hpp>
-#include <clp/parallel.hpp>
-#include <clp/detail/plan.hpp>
-#include <clp/detail/top_k.hpp>
 
 #include <Eigen/Core>
 
@@ -63,11 +59,37 @@
 namespace {
 
 using clp::Index;
-using clp::detail::row_major_matrix;
-using clp::detail::strided_map;
 using namespace clp_bench;
+using row_major_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using strided_map = Eigen::Map<row_major_matrix, 0, Eigen::OuterStride<>>;
 using bf16 = Eigen::bfloat16;
 using row_major_double = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// The shapes synthesize.hpp's engine gives its products (clp::synthesis_options documents them):
+// overlap panels of 512 rows, blocks of missing rows a multiple of 48 rows tall, at most 480
+// when the overlap's panels are shared. The products below are this program's own, shaped so.
+constexpr Index panel_rows = 512, block_quantum = 48, engine_max_block = 480;
+
+/// Rows per block and number of blocks.
+struct block_plan {
+  Index rows = block_quantum, count = 0;
+};
+
+/// Blocks for n_rows rows on `threads` workers, as the engine evens them out: at most max_rows
+/// tall (a multiple of block_quantum), and a multiple of `threads` blocks of equal height where
+/// the rows allow.
+block_plan even_blocks(Index n_rows, Index max_rows, int threads) {
+  const auto ceil_div = [](Index n, Index d) { return (n + d - 1) / d; };
+  const auto round_up = [&](Index n, Index step) { return ceil_div(n, step) * step; };
+  if (n_rows <= 0) return {};
+  Index rows = std::max(block_quantum, max_rows / block_quantum * block_quantum);
+  const Index blocks = std::min(round_up(ceil_div(n_rows, rows), threads), ceil_div(n_rows, block_quantum));
+  rows = round_up(ceil_div(n_rows, blocks), block_quantum);
+  return {rows, ceil_div(n_rows, rows)};
+}
+
+/// ||row||, summed in double.
+double row_norm(const float* row, Index n) { return Eigen::Map<const Eigen::VectorXf>(row, n).cast<double>().norm(); }
 
 struct settings {
   std::string mode;
@@ -91,7 +113,7 @@ struct settings {
   // all
   int threads = 2;
   int repeats = 3;
-  Index block = clp::detail::max_shared_block;
+  Index block = engine_max_block;
   std::uint64_t seed = 0;
 };
 
@@ -123,43 +145,64 @@ settings parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(flag + " expects a value");
       return argv[++i];
     };
-    if (flag == "--help" || flag == "-h") usage("");
-    else if (flag == "--gemm" || flag == "--speed" || flag == "--agreement") s.mode = flag.substr(2);
+    if (flag == "--help" || flag == "-h")
+      usage("");
+    else if (flag == "--gemm" || flag == "--speed" || flag == "--agreement")
+      s.mode = flag.substr(2);
     else if (flag == "--shape") {
       s.shape_name = value();
       // Missing rows x overlap x helper width: GPT2-XL (the benchmarks' synthetic shape), and a
       // Llama-2-7B source given Qwen3's vocabulary through a 151,680 x 1,024 helper, matched
       // exactly or by bytes (clp-transfer's default).
-      if (s.shape_name == "gpt2-xl") s.missing = 38044, s.overlap = 12213, s.dim = 768;
-      else if (s.shape_name == "llama2-qwen3-exact") s.missing = 141114, s.overlap = 10566, s.dim = 1024;
-      else if (s.shape_name == "llama2-qwen3-bytes") s.missing = 122443, s.overlap = 29237, s.dim = 1024;
-      else usage("unknown shape '" + s.shape_name + "'");
-    } else if (flag == "--missing") s.missing = parse_int(flag, value());
-    else if (flag == "--overlap") s.overlap = parse_int(flag, value());
-    else if (flag == "--dim") s.dim = parse_int(flag, value());
-    else if (flag == "--size") s.gemm_size = parse_int(flag, value());
-    else if (flag == "--source") s.source = value();
-    else if (flag == "--helper") s.helper = value();
+      if (s.shape_name == "gpt2-xl")
+        s.missing = 38044, s.overlap = 12213, s.dim = 768;
+      else if (s.shape_name == "llama2-qwen3-exact")
+        s.missing = 141114, s.overlap = 10566, s.dim = 1024;
+      else if (s.shape_name == "llama2-qwen3-bytes")
+        s.missing = 122443, s.overlap = 29237, s.dim = 1024;
+      else
+        usage("unknown shape '" + s.shape_name + "'");
+    } else if (flag == "--missing")
+      s.missing = parse_int(flag, value());
+    else if (flag == "--overlap")
+      s.overlap = parse_int(flag, value());
+    else if (flag == "--dim")
+      s.dim = parse_int(flag, value());
+    else if (flag == "--size")
+      s.gemm_size = parse_int(flag, value());
+    else if (flag == "--source")
+      s.source = value();
+    else if (flag == "--helper")
+      s.helper = value();
     else if (flag == "--match") {
       const std::string name = value();
       if (name != "bytes" && name != "exact") usage("--match must be bytes or exact, not '" + name + "'");
       s.match = name == "bytes" ? clp::token_match::bytes : clp::token_match::exact;
       s.match_given = true;
-    } else if (flag == "--k") s.k = parse_int(flag, value());
-    else if (flag == "--float64") s.float64 = true;
-    else if (flag == "--emulate") s.emulate = true;
-    else if (flag == "--margin") s.margin = std::strtod(value(), nullptr);
-    else if (flag == "--threads") s.threads = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--repeats") s.repeats = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--block") s.block = parse_int(flag, value());
-    else if (flag == "--seed") s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
-    else usage("unknown option '" + flag + "'");
+    } else if (flag == "--k")
+      s.k = parse_int(flag, value());
+    else if (flag == "--float64")
+      s.float64 = true;
+    else if (flag == "--emulate")
+      s.emulate = true;
+    else if (flag == "--margin")
+      s.margin = std::strtod(value(), nullptr);
+    else if (flag == "--threads")
+      s.threads = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--repeats")
+      s.repeats = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--block")
+      s.block = parse_int(flag, value());
+    else if (flag == "--seed")
+      s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
+    else
+      usage("unknown option '" + flag + "'");
   }
   if (s.mode.empty()) usage("give --gemm, --speed or --agreement");
-  if (s.threads < 1 || s.repeats < 1 || s.gemm_size < 1 || s.k < 1) usage("invalid --threads, --repeats, --size or --k");
+  if (s.threads < 1 || s.repeats < 1 || s.gemm_size < 1 || s.k < 1)
+    usage("invalid --threads, --repeats, --size or --k");
   if (s.missing < 1 || s.overlap < 1 || s.dim < 1) usage("--missing, --overlap and --dim must be positive");
-  if (s.block < clp::detail::block_quantum || s.block % clp::detail::block_quantum)
-    usage("--block must be a positive multiple of 48");
+  if (s.block < block_quantum || s.block % block_quantum) usage("--block must be a positive multiple of 48");
   if (s.mode == "agreement" && (s.source.empty() || s.helper.empty())) usage("--agreement needs --source and --helper");
   return s;
 }
@@ -186,10 +229,10 @@ double row_margin(const settings& s, double r_q, double r_n, Index d) {
   return 2.0 * (r_q + (1.0 + r_q) * r_n + 2.0 * double(d) * 0x1.0p-24);
 }
 
-// The bfloat16 conversions are the library's (clp/detail/erased_view.hpp): bit for bit
+// The bfloat16 conversions are the library's (clp::from_float32, clp::to_float32): bit for bit
 // Eigen's, vectorised.
-using clp::detail::narrow_bf16;
-using clp::detail::widen_bf16;
+void narrow_bf16(const float* src, Index n, bf16* dst) { clp::from_float32(src, n, dst); }
+void widen_bf16(const bf16* src, Index n, float* dst) { clp::to_float32(src, n, dst); }
 
 // --- random inputs: as bench_synthesis draws helper rows (N(0, 1) plus one shared N(0, 1)
 // row), normalised. Counter-based streams (bench_support.hpp), so rows fill in parallel.
@@ -199,11 +242,11 @@ row_major_matrix normalised_rows(Index rows, Index cols, std::uint64_t seed, std
   std::vector<float> shared(static_cast<std::size_t>(cols));
   fill_standard_normal(shared.data(), cols, stream_key(seed, 0, ~std::uint64_t(0)));
   row_major_matrix m(rows, cols);
-  clp::detail::parallel_for(rows, threads, [&](Index r, int) {
+  clp::parallel_for(rows, threads, [&](Index r, int) {
     float* row = m.data() + r * cols;
     fill_standard_normal(row, cols, stream_key(seed, stream, std::uint64_t(r)));
     for (Index c = 0; c < cols; ++c) row[c] += shared[std::size_t(c)];
-    const float inverse = static_cast<float>(1.0 / clp::detail::row_norm(row, cols));
+    const float inverse = static_cast<float>(1.0 / row_norm(row, cols));
     for (Index c = 0; c < cols; ++c) row[c] *= inverse;
   });
   return m;
@@ -214,8 +257,8 @@ row_major_matrix normalised_rows(Index rows, Index cols, std::uint64_t seed, std
 void float_cosines(const float* queries, Index block, const float* overlap_rows, Index n_overlap, Index d,
                    float* cosines) {
   const Eigen::Map<const row_major_matrix> q(queries, block, d);
-  for (Index p0 = 0; p0 < n_overlap; p0 += clp::detail::panel_rows) {
-    const Index pn = std::min(clp::detail::panel_rows, n_overlap - p0);
+  for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+    const Index pn = std::min(panel_rows, n_overlap - p0);
     strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
         q * Eigen::Map<const row_major_matrix>(overlap_rows + p0 * d, pn, d).transpose();
   }
@@ -224,15 +267,24 @@ void float_cosines(const float* queries, Index block, const float* overlap_rows,
 /// The instruction set oneDNN dispatches to on this CPU, by oneDNN's name for it.
 std::string cpu_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
   }
 }
 
@@ -347,11 +399,11 @@ int run_gemm(const settings& s) {
     std::printf("gemm %lld^3, %d threads: bf16 (oneDNN %s) best %.4f s = %.1f GFLOP/s\n", (long long)n, s.threads,
                 product->implementation().c_str(), best_bf16, flop / best_bf16 / 1e9);
   }
-  std::printf("RESULT mode=gemm size=%lld threads=%d isa=%s f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f bf16_impl=%s "
-              "bf16_seconds=%.6f bf16_gflops=%.2f\n",
-              (long long)n, s.threads, cpu_isa_name().c_str(), blas_backend().c_str(), best_f32, flop / best_f32 / 1e9,
-              product ? product->implementation().c_str() : "none", best_bf16,
-              product ? flop / best_bf16 / 1e9 : 0.0);
+  std::printf(
+      "RESULT mode=gemm size=%lld threads=%d isa=%s f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f bf16_impl=%s "
+      "bf16_seconds=%.6f bf16_gflops=%.2f\n",
+      (long long)n, s.threads, cpu_isa_name().c_str(), blas_backend().c_str(), best_f32, flop / best_f32 / 1e9,
+      product ? product->implementation().c_str() : "none", best_bf16, product ? flop / best_bf16 / 1e9 : 0.0);
   return 0;
 }
 
@@ -378,14 +430,15 @@ timed time_repeats(int repeats, Run run) {
 int run_speed(const settings& s) {
   const int threads = s.threads;
   const Index d = s.dim, n = s.overlap, missing = s.missing;
-  const clp::detail::block_plan plan = clp::detail::balance_blocks(missing, s.block, threads);
+  const block_plan plan = even_blocks(missing, s.block, threads);
   const Index block = plan.rows;
   const auto generate_start = clock_type::now();
   const row_major_matrix queries = normalised_rows(missing, d, s.seed, 1, threads);
   const row_major_matrix overlap = normalised_rows(n, d, s.seed, 2, threads);
-  std::printf("shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
-              s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count,
-              (long long)block, threads, seconds_since(generate_start));
+  std::printf(
+      "shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
+      s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count, (long long)block,
+      threads, seconds_since(generate_start));
   const double flop = 2.0 * double(missing) * double(n) * double(d);
 
   // Per worker: the block's queries (zero past the last missing row, as the engine pads) and
@@ -412,14 +465,14 @@ int run_speed(const settings& s) {
   // top k too (as the top-k weighting follows the product), to compare with the rescoring.
   set_blas_threads(1);
   auto f32_blocks = [&](bool select) {
-    clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+    clp::parallel_for(plan.count, threads, [&](Index b, int id) {
       worker& w = workers[std::size_t(id)];
       load_block(b, w);
       float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
       if (!select) return;
       Index chosen[64];
       for (Index i = 0; i < std::min(block, missing - b * block); ++i)
-        clp::detail::select_top_k(w.cosines.data() + i * n, n, k, chosen);
+        clp::select_top_k(w.cosines.data() + i * n, n, k, chosen);
     });
   };
   const timed f32 = time_repeats(s.repeats, [&] { f32_blocks(false); });
@@ -434,18 +487,19 @@ int run_speed(const settings& s) {
     std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", flop / 1e9, s.repeats);
     std::printf("  float32, %s, per-worker products %9.3f s  %7.1f GFLOP/s; with each row's top-k selection %.3f s\n",
                 blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
-    std::printf("RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
-                "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
-                s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, cpu_isa_name().c_str(), flop / 1e9,
-                blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
+    std::printf(
+        "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
+        "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
+        s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, cpu_isa_name().c_str(), flop / 1e9,
+        blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
     return 0;
   }
   bf16_matmul& product = *made;
   for (worker& w : workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
   std::vector<bf16> overlap16(std::size_t(n * d));
   auto convert_overlap = [&] {
-    clp::detail::parallel_for(clp::detail::ceil_div(n, clp::detail::panel_rows), threads, [&](Index p, int) {
-      const Index p0 = p * clp::detail::panel_rows, pn = std::min(clp::detail::panel_rows, n - p0);
+    clp::parallel_for((n + panel_rows - 1) / panel_rows, threads, [&](Index p, int) {
+      const Index p0 = p * panel_rows, pn = std::min(panel_rows, n - p0);
       narrow_bf16(overlap.data() + p0 * d, pn * d, overlap16.data() + p0 * d);
     });
     product.set_weights(overlap16.data());  // oneDNN's reorder, on its own threads
@@ -457,7 +511,7 @@ int run_speed(const settings& s) {
   std::vector<double> candidates(static_cast<std::size_t>(threads), 0.0), margins(candidates);
   double overlap_residual = 0;  // max over the overlap rows of ||bf16(n_j) - n_j||, with N's conversion
   auto bf16_blocks = [&](bool rescore) {
-    clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+    clp::parallel_for(plan.count, threads, [&](Index b, int id) {
       worker& w = workers[std::size_t(id)];
       load_block(b, w);
       narrow_bf16(w.queries.data(), block * d, w.queries16.data());
@@ -467,7 +521,7 @@ int run_speed(const settings& s) {
       Index chosen[64];
       for (Index i = 0; i < m; ++i) {
         float* c = w.cosines.data() + i * n;
-        const Index count = clp::detail::select_top_k(c, n, k, chosen);
+        const Index count = clp::select_top_k(c, n, k, chosen);
         const double margin = row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d),
                                          overlap_residual, d);
         margins[std::size_t(id)] += margin;
@@ -485,11 +539,10 @@ int run_speed(const settings& s) {
   convert_overlap();
   const double convert_seconds = seconds_since(convert_start);
   for (Index j = 0; j < n; ++j)
-    overlap_residual = std::max(overlap_residual, rounding_residual(overlap.data() + j * d, overlap16.data() + j * d, d));
+    overlap_residual =
+        std::max(overlap_residual, rounding_residual(overlap.data() + j * d, overlap16.data() + j * d, d));
   bf16_blocks(false);  // warm-up (first touch of the primitive's buffers)
-  const timed bf16 = time_repeats(s.repeats, [&] {
-    bf16_blocks(false);
-  });
+  const timed bf16 = time_repeats(s.repeats, [&] { bf16_blocks(false); });
   const timed bf16_with_n = time_repeats(s.repeats, [&] {
     convert_overlap();
     bf16_blocks(false);
@@ -523,8 +576,9 @@ int run_speed(const settings& s) {
   line("bf16 oneDNN, one block at a time, all threads", bf16_outer);
   line("float32 + each row's top-k selection", f32_selected);
   line("bf16 + top-k selection + float32 rescoring", bf16_rescored);
-  std::printf("  rescoring: margin %.5f on average (overlap rows' bf16 residual at most %.5f), %.1f candidates per row\n",
-              margin, overlap_residual, candidates_per_row);
+  std::printf(
+      "  rescoring: margin %.5f on average (overlap rows' bf16 residual at most %.5f), %.1f candidates per row\n",
+      margin, overlap_residual, candidates_per_row);
   std::printf("  N to bf16 + reorder alone: %.3f s; oneDNN implementation %s; speed-up (N outside) %.2fx\n",
               convert_seconds, product.implementation().c_str(), f32.seconds / bf16.seconds);
   // Check: the first block both ways, outside the timing.
@@ -548,17 +602,17 @@ int run_speed(const settings& s) {
       "f32_selected_seconds=%.6f rescored_seconds=%.6f speedup_rescored=%.3f margin=%.5f candidates_per_row=%.2f\n",
       s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)block, (long long)plan.count,
       threads, s.repeats, flop / 1e9, blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32.cores_busy,
-      product.implementation().c_str(), bf16.seconds, flop / bf16.seconds / 1e9, bf16.cores_busy,
-      bf16_with_n.seconds, flop / bf16_with_n.seconds / 1e9, bf16_outer.seconds, flop / bf16_outer.seconds / 1e9,
-      convert_seconds, f32.seconds / bf16.seconds, f32.seconds / bf16_with_n.seconds, f32_selected.seconds,
-      bf16_rescored.seconds, f32_selected.seconds / bf16_rescored.seconds, margin, candidates_per_row);
+      product.implementation().c_str(), bf16.seconds, flop / bf16.seconds / 1e9, bf16.cores_busy, bf16_with_n.seconds,
+      flop / bf16_with_n.seconds / 1e9, bf16_outer.seconds, flop / bf16_outer.seconds / 1e9, convert_seconds,
+      f32.seconds / bf16.seconds, f32.seconds / bf16_with_n.seconds, f32_selected.seconds, bf16_rescored.seconds,
+      f32_selected.seconds / bf16_rescored.seconds, margin, candidates_per_row);
   return 0;
 }
 
 // --- --agreement
 
 /// The k largest of values[0..n) under "larger, then lower index" (the library's order, see
-/// clp/detail/top_k.hpp), descending, for any element type.
+/// clp::select_top_k), descending, for any element type.
 template <class T>
 Index top_k_of(const T* values, Index n, Index k, Index* out) {
   k = std::min(k, n);
@@ -589,7 +643,7 @@ std::vector<double> top_k_weights_of(const T* cosines, const Index* chosen, Inde
 /// How two rankings of the same rows compare.
 struct comparison {
   Index rows = 0, set_differs = 0, first_differs = 0;
-  double shared = 0;                       // sum over rows of |A ∩ B| / k
+  double shared = 0;                        // sum over rows of |A ∩ B| / k
   double weight_l1 = 0, weight_l1_max = 0;  // sum_j |w_A - w_B| over the union
   double cosine_abs_max = 0, cosine_square_sum = 0;
   double cosine_count = 0;
@@ -653,7 +707,8 @@ void print_comparison(const char* name, const comparison& c, Index k, const std:
   if (c.cosine_count > 0) {
     const double rms = std::sqrt(c.cosine_square_sum / c.cosine_count);
     std::snprintf(cosine_error, sizeof cosine_error, "; cosine error max %.2e rms %.2e", c.cosine_abs_max, rms);
-    std::snprintf(cosine_fields, sizeof cosine_fields, " cosine_err_max=%.3e cosine_err_rms=%.3e", c.cosine_abs_max, rms);
+    std::snprintf(cosine_fields, sizeof cosine_fields, " cosine_err_max=%.3e cosine_err_rms=%.3e", c.cosine_abs_max,
+                  rms);
   }
   std::printf(
       "  %-16s top-%lld set differs %6.3f%% of rows, mean |intersection|/k %.5f, first neighbour differs %6.3f%%; "
@@ -693,10 +748,11 @@ int run_agreement(const settings& s) {
   std::set_difference(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
                       overlap.unnamed_ids.end(), std::back_inserter(rows));
   const Index d = helper.cols(), n = overlap.size(), missing = Index(rows.size());
-  std::printf("source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
-              s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
-              helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
-              overlap.unnamed_ids.size());
+  std::printf(
+      "source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
+      s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
+      helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
+      overlap.unnamed_ids.size());
   if (n < s.k || missing < 1) {
     std::fprintf(stderr, "bench_bf16: the overlap (%lld) is smaller than k or no row is missing\n", (long long)n);
     return 1;
@@ -708,10 +764,10 @@ int run_agreement(const settings& s) {
     normalised.resize(Index(ids.size()), d);
     if (exact) exact->resize(Index(ids.size()), d);
     helper.visit([&](auto view) {
-      clp::detail::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
+      clp::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
         float* row = normalised.data() + i * d;
         for (Index c = 0; c < d; ++c) row[c] = static_cast<float>(view(ids[std::size_t(i)], c));
-        const double norm = clp::detail::row_norm(row, d);
+        const double norm = row_norm(row, d);
         if (exact) {
           double* e = exact->data() + i * d;
           double sum = 0;
@@ -731,7 +787,7 @@ int run_agreement(const settings& s) {
   std::vector<bf16> overlap16(std::size_t(n * d));
   narrow_bf16(overlap_rows.data(), n * d, overlap16.data());
 
-  const clp::detail::block_plan plan = clp::detail::balance_blocks(missing, s.block, threads);
+  const block_plan plan = even_blocks(missing, s.block, threads);
   const Index block = plan.rows;
 #ifdef _OPENMP
   omp_set_num_threads(threads);
@@ -769,15 +825,18 @@ int run_agreement(const settings& s) {
     w.cosines.assign(std::size_t(block * n), 0.0f);
     w.cosines16.assign(std::size_t(block * n), 0.0f);
     w.queries16.assign(std::size_t(block * d), bf16{});
-    if (product) w.scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
-    else w.queries_widened.resize(block, d);
+    if (product)
+      w.scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
+    else
+      w.queries_widened.resize(block, d);
     if (s.float64) w.queries_exact = row_major_double::Zero(block, d), w.cosines_exact.resize(block, n);
   }
   const Index k = s.k;
   double overlap_residual = 0;
   for (Index j = 0; j < n; ++j)
-    overlap_residual = std::max(overlap_residual, rounding_residual(overlap_rows.data() + j * d, overlap16.data() + j * d, d));
-  clp::detail::parallel_for(plan.count, threads, [&](Index b, int id) {
+    overlap_residual =
+        std::max(overlap_residual, rounding_residual(overlap_rows.data() + j * d, overlap16.data() + j * d, d));
+  clp::parallel_for(plan.count, threads, [&](Index b, int id) {
     worker& w = workers[std::size_t(id)];
     const Index row0 = b * block, m = std::min(block, missing - row0);
     std::memcpy(w.queries.data(), query_rows.data() + row0 * d, sizeof(float) * std::size_t(m * d));
@@ -797,7 +856,7 @@ int run_agreement(const settings& s) {
     std::vector<Index> chosen(static_cast<std::size_t>(k));
     auto rank_float = [&](const float* cosines) {
       ranked_row r;
-      const Index count = clp::detail::select_top_k(cosines, n, k, chosen.data());
+      const Index count = clp::select_top_k(cosines, n, k, chosen.data());
       r.chosen.assign(chosen.begin(), chosen.begin() + count);
       r.weights = top_k_weights_of(cosines, r.chosen.data(), count);
       return r;
@@ -868,11 +927,12 @@ int run_agreement(const settings& s) {
     candidates += w.candidates;
     candidates_max = std::max(candidates_max, w.candidates_max);
   }
-  std::printf("compared %lld rows (%lld zero-norm rows skipped) in %.1f s; bf16 product: %s\n", (long long)bf16_vs_f32.rows,
-              (long long)zero_norm, seconds_since(start), product_name.c_str());
+  std::printf("compared %lld rows (%lld zero-norm rows skipped) in %.1f s; bf16 product: %s\n",
+              (long long)bf16_vs_f32.rows, (long long)zero_norm, seconds_since(start), product_name.c_str());
   const std::string tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
                           " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
-                          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) + " product=" + (product ? "onednn" : "emulated");
+                          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) +
+                          " product=" + (product ? "onednn" : "emulated");
   print_comparison("bf16_vs_f32", bf16_vs_f32, k, tag);
   print_comparison("rescored_vs_f32", rescored_vs_f32, k, tag);
   if (s.float64) {
@@ -882,8 +942,10 @@ int run_agreement(const settings& s) {
   }
   const double rows_compared = double(std::max<Index>(1, bf16_vs_f32.rows));
   margin /= rows_compared;
-  std::printf("  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on average, %lld at most, of %lld\n", margin, overlap_residual,
-              candidates / rows_compared, (long long)candidates_max, (long long)n);
+  std::printf(
+      "  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on "
+      "average, %lld at most, of %lld\n",
+      margin, overlap_residual, candidates / rows_compared, (long long)candidates_max, (long long)n);
   std::printf("RESULT mode=rescoring %s margin=%.5f candidates_mean=%.2f candidates_max=%lld\n", tag.c_str(), margin,
               candidates / rows_compared, (long long)candidates_max);
   return 0;

@@ -18,6 +18,8 @@
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/knn_overlap.hpp>
+#include <clp/nearest_neighbours.hpp>
+#include <clp/parallel.hpp>
 
 #include <Eigen/Core>
 
@@ -30,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Resolved at run time: null when the program is not linked to OpenBLAS.
@@ -69,16 +72,26 @@ settings parse(int argc, char** argv) {
       if (end == argv[i] || *end != '\0') usage(flag + " expects a number, got '" + argv[i] + "'");
       return v;
     };
-    if (flag == "--vocab") s.vocab = Index(number());
-    else if (flag == "--da") s.width_a = Index(number());
-    else if (flag == "--db") s.width_b = Index(number());
-    else if (flag == "--k") s.k = Index(number());
-    else if (flag == "--threads") s.threads = int(number());
-    else if (flag == "--tile-mib") s.tile_mib = number();
-    else if (flag == "--no-reference") s.reference = false;
-    else if (flag == "--check") s.check = true;
-    else if (flag == "--help" || flag == "-h") usage("");
-    else usage("unknown option '" + flag + "'");
+    if (flag == "--vocab")
+      s.vocab = Index(number());
+    else if (flag == "--da")
+      s.width_a = Index(number());
+    else if (flag == "--db")
+      s.width_b = Index(number());
+    else if (flag == "--k")
+      s.k = Index(number());
+    else if (flag == "--threads")
+      s.threads = int(number());
+    else if (flag == "--tile-mib")
+      s.tile_mib = number();
+    else if (flag == "--no-reference")
+      s.reference = false;
+    else if (flag == "--check")
+      s.check = true;
+    else if (flag == "--help" || flag == "-h")
+      usage("");
+    else
+      usage("unknown option '" + flag + "'");
   }
   if (s.vocab < 2 || s.width_a < 1 || s.width_b < 1 || s.threads < 0 || !(s.tile_mib > 0))
     usage("need vocab >= 2, positive widths and tile, threads >= 0");
@@ -143,7 +156,7 @@ void make_inputs(const settings& s, row_major& a, row_major& b) {
   b.resize(s.vocab, s.width_b);
   std::vector<float> shared(std::size_t(s.width_a));
   normal_row(shared.data(), s.width_a, 1, ~0ull);
-  clp::detail::parallel_for(s.vocab, clp::detail::resolve_threads(s.threads), [&](Index r, int) {
+  clp::parallel_for(s.vocab, clp::resolve_threads(s.threads), [&](Index r, int) {
     normal_row(a.row(r).data(), s.width_a, 2, std::uint64_t(r));
     for (Index c = 0; c < s.width_a; ++c) a(r, c) += 0.5f * shared[std::size_t(c)];
     normal_row(b.row(r).data(), s.width_b, 3, std::uint64_t(r));
@@ -160,20 +173,21 @@ row_major normalised(const row_major& x) {
   return n;
 }
 
-// The products alone with the library's blocking: row blocks of the library's height, times
-// panels of panel_rows rows.
+using row_major_map = Eigen::Map<row_major>;
+
+// The products alone with the library's tiling (clp::knn_tiling): row blocks of the library's
+// height, times panels of its panel height.
 timing blocked_products(const row_major& x, const settings& s, std::size_t tile_bytes) {
-  using namespace clp::detail;
-  const int threads = resolve_threads(s.threads);
-  const Index block = knn_block_rows(x.rows(), x.cols(), s.k, threads, tile_bytes);
-  const Index n_blocks = (x.rows() + block - 1) / block;
-  std::vector<row_major> out(std::size_t(threads), row_major(block, panel_rows));
+  const int threads = clp::resolve_threads(s.threads);
+  const clp::tiling cut = clp::knn_tiling(x.rows(), x.cols(), clp::knn_options{s.k, threads, tile_bytes});
+  const Index block = cut.block_rows, panel = cut.panel_rows;
+  std::vector<row_major> out(std::size_t(threads), row_major(block, panel));
   return time_of([&] {
-    parallel_for(n_blocks, threads, [&](Index b, int worker) {
+    clp::parallel_for(cut.blocks, threads, [&](Index b, int worker) {
       const Index rows = std::min(block, x.rows() - b * block);
-      for (Index p0 = 0; p0 < x.rows(); p0 += panel_rows) {
-        const Index pn = std::min(panel_rows, x.rows() - p0);
-        matrix_map(out[std::size_t(worker)].data(), rows, pn).noalias() =
+      for (Index p0 = 0; p0 < x.rows(); p0 += panel) {
+        const Index pn = std::min(panel, x.rows() - p0);
+        row_major_map(out[std::size_t(worker)].data(), rows, pn).noalias() =
             x.middleRows(b * block, rows) * x.middleRows(p0, pn).transpose();
       }
     });
@@ -182,14 +196,14 @@ timing blocked_products(const row_major& x, const settings& s, std::size_t tile_
 
 // The products alone, each block of 256 rows times all rows in one product.
 timing full_width_products(const row_major& x, const settings& s) {
-  const int threads = clp::detail::resolve_threads(s.threads);
+  const int threads = clp::resolve_threads(s.threads);
   const Index block = 256;
   const Index n_blocks = (x.rows() + block - 1) / block;
   std::vector<row_major> out(std::size_t(threads), row_major(block, x.rows()));
   return time_of([&] {
-    clp::detail::parallel_for(n_blocks, threads, [&](Index b, int worker) {
+    clp::parallel_for(n_blocks, threads, [&](Index b, int worker) {
       const Index rows = std::min(block, x.rows() - b * block);
-      clp::detail::matrix_map(out[std::size_t(worker)].data(), rows, x.rows()).noalias() =
+      row_major_map(out[std::size_t(worker)].data(), rows, x.rows()).noalias() =
           x.middleRows(b * block, rows) * x.transpose();
     });
   });
@@ -207,14 +221,14 @@ int main(int argc, char** argv) {
   if (openblas_set_num_threads) openblas_set_num_threads(1);  // our blocks are the parallelism
   const settings s = parse(argc, argv);
   const auto tile_bytes = std::size_t(s.tile_mib * 1024 * 1024);
-  const int threads = clp::detail::resolve_threads(s.threads);
+  const int threads = clp::resolve_threads(s.threads);
 #ifdef CLP_HAVE_BLAS
   const char* backend = "Eigen + BLAS";
 #else
   const char* backend = "Eigen";
 #endif
-  std::printf("bench_knn: %td tokens, widths %td and %td, k = %td, %d threads, tile %.0f MiB, %s\n", s.vocab,
-              s.width_a, s.width_b, s.k, threads, s.tile_mib, backend);
+  std::printf("bench_knn: %td tokens, widths %td and %td, k = %td, %d threads, tile %.0f MiB, %s\n", s.vocab, s.width_a,
+              s.width_b, s.k, threads, s.tile_mib, backend);
 
   row_major a, b;
   make_inputs(s, a, b);
@@ -249,18 +263,18 @@ int main(int argc, char** argv) {
     for (clp::Index v = 0; v < s.vocab; v += 33) sample.push_back(v);
     bool identical = true;
     for (const row_major* x : {&a, &b}) {
-      const auto view = clp::detail::input_view::from(clp::make_view(*x));
-      const auto reference = clp::detail::nearest_neighbours(view, sample, s.k, 1, std::size_t(8) << 20);
-      identical = identical && clp::detail::nearest_neighbours(view, sample, s.k, 2, std::size_t(64) << 20) == reference;
-      identical = identical && clp::detail::nearest_neighbours(view, sample, s.k, 3, std::size_t(1) << 30) == reference;
+      const auto reference = clp::nearest_neighbours(*x, sample, clp::knn_options{s.k, 1, std::size_t(8) << 20});
+      for (const auto& [threads, tile] : {std::pair(2, std::size_t(64) << 20), std::pair(3, std::size_t(1) << 30)})
+        identical = identical && clp::nearest_neighbours(*x, sample, clp::knn_options{s.k, threads, tile}) == reference;
     }
     const auto sampled = clp::knn_overlap(a, b, sample, clp::knn_options{s.k, s.threads, tile_bytes});
     bool agrees = true;
     for (std::size_t i = 0; i < sample.size(); ++i)
       agrees = agrees && sampled.per_token[i] == result.per_token[std::size_t(sample[i])];
-    std::printf("check on %zu rows: neighbours identical across threads 1/2/3 and tiles 8 MiB/64 MiB/1 GiB: %s; "
-                "sampled overload agrees: %s\n",
-                sample.size(), identical ? "yes" : "NO", agrees ? "yes" : "NO");
+    std::printf(
+        "check on %zu rows: neighbours identical across threads 1/2/3 and tiles 8 MiB/64 MiB/1 GiB: %s; "
+        "sampled overload agrees: %s\n",
+        sample.size(), identical ? "yes" : "NO", agrees ? "yes" : "NO");
     if (!identical || !agrees) return 1;
   }
   return 0;

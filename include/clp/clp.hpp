@@ -2,20 +2,28 @@
 #pragma once
 
 /// @file
-/// Everything of the core: views, vocabulary intersection, weighting policies, synthesis,
-/// the one-call transfer, the random baselines and the neighbourhood diagnostics.
-/// The xtensor adapter is not included; include <clp/adapters/xtensor.hpp> to use it.
+/// Everything of the core: views and element types, vocabulary intersection, weighting
+/// policies, synthesis, the one-call transfer, the random baselines, the neighbourhood
+/// diagnostics, and the tools they share (the parallel loop, the NaN screen, the top-k
+/// selection). The xtensor adapter is not included; include <clp/adapters/xtensor.hpp> to use it.
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/baselines.hpp>
+#include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
+#include <clp/finite.hpp>
 #include <clp/knn_overlap.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/nearest_neighbours.hpp>
+#include <clp/parallel.hpp>
+#include <clp/policy.hpp>
 #include <clp/random_init.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/token_bytes.hpp>
+#include <clp/top_k.hpp>
 #include <clp/transfer.hpp>
 #include <clp/version.hpp>
 #include <clp/vocabulary.hpp>
+#include <clp/vocabulary_overlap.hpp>
 #include <clp/weights.hpp>

@@ -175,10 +175,4 @@ class malformed_file : public error {
       : error(error_kind::malformed_file, std::move(facts), std::move(problem)) {}
 };
 
-namespace detail {
-/// Transitional: an invalid argument described by its whole message (no fields). Being
-/// replaced by throws that fill error_facts; do not add new uses.
-[[noreturn]] inline void fail(const std::string& message) { throw invalid_argument({}, message); }
-}  // namespace detail
-
 }  // namespace clp

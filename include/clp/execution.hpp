@@ -5,6 +5,8 @@
 /// How the blocked kernels (synthesis, the k-NN overlap) run: how many threads, and how much
 /// working memory they may take. One type, one default, for every kernel.
 
+#include <clp/element_type.hpp>
+
 #include <cstddef>
 
 namespace clp {
@@ -23,6 +25,18 @@ struct execution_options {
   int threads = 0;
   /// Working memory for all threads together, in bytes (see each kernel for how it is spent).
   std::size_t tile_bytes = default_tile_bytes;
+};
+
+/// How a blocked kernel cuts its work: `blocks` blocks of at most `block_rows` query rows (the
+/// rows of one task), each multiplied by fixed panels of `panel_rows` rows of the matrix it is
+/// compared with. The panels are fixed and every block height is a multiple of the same
+/// quantum, which is why no tiling changes a result; the tiling only decides the memory a
+/// kernel takes and how often it reads the panels. For capacity planning and for benchmarks
+/// that time a kernel's products alone (see clp::knn_tiling).
+struct tiling {
+  Index block_rows = 0;
+  Index blocks = 0;
+  Index panel_rows = 0;
 };
 
 }  // namespace clp

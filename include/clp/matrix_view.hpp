@@ -13,6 +13,7 @@
 /// array (an expression, an inner stride other than one) is rejected at compile or run time,
 /// never copied behind the caller's back.
 
+#include <clp/element_type.hpp>
 #include <clp/error.hpp>
 
 #include <Eigen/Core>
@@ -24,58 +25,7 @@
 
 namespace clp {
 
-/// Row and column counts, ids and strides: signed, and the same name and type as Eigen::Index.
-/// Not `index`: <strings.h> declares a function of that name, which `using namespace clp;`
-/// would make ambiguous.
-using Index = std::ptrdiff_t;
-
 enum class storage_order { row_major, column_major };
-
-/// Element types the algorithms accept. Everything is computed in float32; half and bfloat16
-/// are how checkpoints store embeddings, double is for callers whose data is double.
-template <class T>
-inline constexpr bool is_scalar_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                    std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
-
-/// The element types of is_scalar_v as a run-time value: the element type of a
-/// matrix_view<const void> (a view whose type is known only at run time, as a checkpoint's
-/// dtype or a torch::Tensor's is).
-enum class element_type { float32, float64, float16, bfloat16 };
-
-/// The element_type of T (float, double, Eigen::half or Eigen::bfloat16, const or not).
-template <class T>
-constexpr element_type element_type_of() {
-  using U = std::remove_const_t<T>;
-  static_assert(is_scalar_v<U>, "clp::element_type_of: T must be float, double, Eigen::half or Eigen::bfloat16");
-  if constexpr (std::is_same_v<U, float>)
-    return element_type::float32;
-  else if constexpr (std::is_same_v<U, double>)
-    return element_type::float64;
-  else if constexpr (std::is_same_v<U, Eigen::half>)
-    return element_type::float16;
-  else
-    return element_type::bfloat16;
-}
-
-/// "float32", "float64", "float16" or "bfloat16".
-constexpr const char* element_type_name(element_type type) {
-  switch (type) {
-    case element_type::float32:
-      return "float32";
-    case element_type::float64:
-      return "float64";
-    case element_type::float16:
-      return "float16";
-    case element_type::bfloat16:
-      break;
-  }
-  return "bfloat16";
-}
-
-/// Bytes per element: 4, 8, 2 or 2.
-constexpr std::size_t element_size(element_type type) {
-  return type == element_type::float64 ? 8 : type == element_type::float32 ? 4 : 2;
-}
 
 namespace detail {
 
@@ -258,30 +208,14 @@ matrix_view<T> matrix_view<void>::as() const {
 
 /// Calls f with the typed view of `v` (matrix_view<const T> for a read-only view,
 /// matrix_view<T> for a writable one), T its run-time element type; returns what f returns
-/// (the same type for every T). The one dispatch on a run-time element type.
+/// (the same type for every T).
 template <class Void, class F, class = std::enable_if_t<std::is_void_v<Void>>>
 decltype(auto) visit(const matrix_view<Void>& v, F&& f) {
-  using namespace std;
-  constexpr bool read_only = is_const_v<Void>;
-  using f32 = conditional_t<read_only, const float, float>;
-  using f64 = conditional_t<read_only, const double, double>;
-  using f16 = conditional_t<read_only, const Eigen::half, Eigen::half>;
-  using bf16 = conditional_t<read_only, const Eigen::bfloat16, Eigen::bfloat16>;
-  const auto typed = [&v](auto* tag) {
-    using T = remove_pointer_t<decltype(tag)>;
-    return matrix_view<T>(static_cast<T*>(v.data()), v.rows(), v.cols(), v.outer_stride(), v.order());
-  };
-  switch (v.type()) {
-    case element_type::float32:
-      return f(typed(static_cast<f32*>(nullptr)));
-    case element_type::float64:
-      return f(typed(static_cast<f64*>(nullptr)));
-    case element_type::float16:
-      return f(typed(static_cast<f16*>(nullptr)));
-    case element_type::bfloat16:
-      break;
-  }
-  return f(typed(static_cast<bf16*>(nullptr)));
+  return visit_element_type(v.type(), [&](auto* tag) -> decltype(auto) {
+    using T = std::conditional_t<std::is_const_v<Void>, const std::remove_pointer_t<decltype(tag)>,
+                                 std::remove_pointer_t<decltype(tag)>>;
+    return f(matrix_view<T>(static_cast<T*>(v.data()), v.rows(), v.cols(), v.outer_stride(), v.order()));
+  });
 }
 
 /// Customization point: specialize for your matrix type M, providing
@@ -306,21 +240,28 @@ matrix_view<T> make_view(const matrix_view<T>& m) {
   return m;
 }
 
+namespace detail {
+/// The refusal of make_view for a std::vector whose size is not rows * cols.
+inline void check_vector_shape(std::size_t size, Index rows, Index cols) {
+  if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != size)
+    throw invalid_argument({"clp::make_view", "", "", "", -1, -1},
+                           "std::vector of " + std::to_string(size) + " elements cannot be viewed as " +
+                               std::to_string(rows) + " x " + std::to_string(cols));
+}
+}  // namespace detail
+
 /// A std::vector holding a contiguous matrix of the given shape (row-major by default).
+/// @throws clp::invalid_argument when the vector does not hold rows * cols elements
 template <class T, class Alloc>
 matrix_view<T> make_view(std::vector<T, Alloc>& v, Index rows, Index cols,
                          storage_order order = storage_order::row_major) {
-  if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
-    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +
-                 std::to_string(rows) + " x " + std::to_string(cols));
+  detail::check_vector_shape(v.size(), rows, cols);
   return matrix_view<T>(v.data(), rows, cols, order);
 }
 template <class T, class Alloc>
 matrix_view<const T> make_view(const std::vector<T, Alloc>& v, Index rows, Index cols,
                                storage_order order = storage_order::row_major) {
-  if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != v.size())
-    detail::fail("clp::make_view: std::vector of " + std::to_string(v.size()) + " elements cannot be viewed as " +
-                 std::to_string(rows) + " x " + std::to_string(cols));
+  detail::check_vector_shape(v.size(), rows, cols);
   return matrix_view<const T>(v.data(), rows, cols, order);
 }
 

@@ -12,7 +12,7 @@
 /// the cores with our workers nor give the same bits for every thread count. Without OpenMP the
 /// workers are std::threads and Eigen's products are single-threaded anyway.
 
-#include <clp/matrix_view.hpp>
+#include <clp/element_type.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -72,8 +72,9 @@ void parallel_for(Index tasks, int threads, Task&& task) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// Transitional: used by examples/clp-transfer until it moves to the public API; removed after the
+// merge. The library itself calls clp::parallel_for and clp::resolve_threads.
 namespace detail {
-// Transitional names, being replaced by clp::resolve_threads and clp::parallel_for.
 using clp::parallel_for;
 using clp::resolve_threads;
 }  // namespace detail

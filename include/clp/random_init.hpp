@@ -6,9 +6,9 @@
 /// source embeddings' per-dimension mean and standard deviation. The baselines themselves
 /// ("transfer without a helper model", a fresh random start) are ready made in
 /// <clp/baselines.hpp>.
-
-#include <clp/detail/erased_view.hpp>
-#include <clp/parallel.hpp>
+#define CLP_PUBLIC_HEADER_INCLUDED
+#include <clp/detail/rows.hpp>
+#include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
@@ -25,24 +25,26 @@ struct column_statistics {
   std::vector<double> stddev;
 };
 
-/// @param[in] m  #rows by d, any type make_view accepts; at least one row
+/// @param[in] matrix  #rows by d, any type make_view accepts; at least one row
+/// @throws clp::invalid_argument (argument "matrix") for a matrix without rows
 template <class Matrix>
-column_statistics column_statistics_of(const Matrix& m) {
-  const auto v = detail::input_view::from(make_view(m));
-  if (v.rows < 1) detail::fail("clp::column_statistics_of: the matrix has no rows");
-  column_statistics stats{std::vector<double>(std::size_t(v.cols), 0.0), std::vector<double>(std::size_t(v.cols), 0.0)};
-  std::vector<float> row(std::size_t(v.cols));
+column_statistics column_statistics_of(const Matrix& matrix) {
+  const matrix_view<const void> v = make_view(matrix);
+  if (v.rows() < 1) throw invalid_argument({"clp::column_statistics_of", "", "", "matrix", -1, -1}, "has no rows");
+  const std::size_t cols = std::size_t(v.cols());
+  column_statistics stats{std::vector<double>(cols, 0.0), std::vector<double>(cols, 0.0)};
+  std::vector<float> row(cols);
   // Two passes (mean, then squared deviations): no cancellation for large means.
-  for (Index r = 0; r < v.rows; ++r) {
+  for (Index r = 0; r < v.rows(); ++r) {
     detail::load_row(v, r, row.data());
-    for (Index c = 0; c < v.cols; ++c) stats.mean[c] += row[c];
+    for (std::size_t c = 0; c < cols; ++c) stats.mean[c] += row[c];
   }
-  for (double& x : stats.mean) x /= double(v.rows);
-  for (Index r = 0; r < v.rows; ++r) {
+  for (double& x : stats.mean) x /= double(v.rows());
+  for (Index r = 0; r < v.rows(); ++r) {
     detail::load_row(v, r, row.data());
-    for (Index c = 0; c < v.cols; ++c) stats.stddev[c] += (row[c] - stats.mean[c]) * (row[c] - stats.mean[c]);
+    for (std::size_t c = 0; c < cols; ++c) stats.stddev[c] += (row[c] - stats.mean[c]) * (row[c] - stats.mean[c]);
   }
-  for (double& x : stats.stddev) x = std::sqrt(x / double(v.rows));
+  for (double& x : stats.stddev) x = std::sqrt(x / double(v.rows()));
   return stats;
 }
 
@@ -65,6 +67,34 @@ inline double normal_draw(std::uint64_t seed, Index row, Index column) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
+/// The refusals of random_rows, under the caller's name (`context`).
+inline void check_random_rows(const column_statistics& stats, const matrix_view<void>& out,
+                              const std::vector<Index>& rows, const char* context) {
+  if (Index(stats.mean.size()) != out.cols() || stats.stddev.size() != stats.mean.size())
+    throw invalid_argument(
+        {context, "", "", "output", -1, -1},
+        "has " + std::to_string(out.cols()) + " columns but the statistics have " + std::to_string(stats.mean.size()));
+  for (Index r : rows) {
+    const std::string rows_of_output = " the " + std::to_string(out.rows()) + " rows of 'output'";
+    if (r < 0)
+      throw invalid_argument({context, "", "", "rows", -1, -1},
+                             "id " + std::to_string(r) + " is not one of" + rows_of_output);
+    if (r >= out.rows()) throw invalid_argument({context, "", "", "rows", r, -1}, "is outside" + rows_of_output);
+  }
+}
+
+/// The draws of random_rows, unchecked.
+inline void draw_rows(const column_statistics& stats, const matrix_view<void>& out, const std::vector<Index>& rows,
+                      std::uint64_t seed) {
+  std::vector<float> row(std::size_t(out.cols()));
+  for (Index r : rows) {
+    for (Index c = 0; c < out.cols(); ++c)
+      row[std::size_t(c)] =
+          static_cast<float>(stats.mean[std::size_t(c)] + stats.stddev[std::size_t(c)] * normal_draw(seed, r, c));
+    store_row(out, r, row.data());
+  }
+}
+
 }  // namespace detail
 
 /// Fills rows `rows` of `output` with N(stats.mean[c], stats.stddev[c]) draws. The value at
@@ -74,22 +104,13 @@ inline double normal_draw(std::uint64_t seed, Index row, Index column) {
 /// @param[out] output  #target_rows by d
 /// @param[in]  rows    target rows to fill, each < #target_rows
 /// @param[in]  seed    any value; the same seed gives the same rows
+/// @throws clp::invalid_argument for statistics of another width (argument "output") or a row
+///         outside `output` (argument "rows", row the id)
 template <class Output>
 void random_rows(const column_statistics& stats, Output&& output, const std::vector<Index>& rows, std::uint64_t seed) {
-  const auto out = detail::output_view::from(make_view(output));
-  if (Index(stats.mean.size()) != out.cols || stats.stddev.size() != stats.mean.size())
-    detail::fail("clp::random_rows: 'output' has " + std::to_string(out.cols) + " columns but the statistics have " +
-                 std::to_string(stats.mean.size()));
-  for (Index r : rows)
-    if (r < 0 || r >= out.rows)
-      detail::fail("clp::random_rows: row " + std::to_string(r) + " is outside the " + std::to_string(out.rows) +
-                   " rows of 'output'");
-  std::vector<float> row(std::size_t(out.cols));
-  for (Index r : rows) {
-    for (Index c = 0; c < out.cols; ++c)
-      row[c] = static_cast<float>(stats.mean[c] + stats.stddev[c] * detail::normal_draw(seed, r, c));
-    detail::store_row(out, r, row.data());
-  }
+  const matrix_view<void> out = make_view(output);
+  detail::check_random_rows(stats, out, rows, "clp::random_rows");
+  detail::draw_rows(stats, out, rows, seed);
 }
 
 }  // namespace clp

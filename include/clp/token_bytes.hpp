@@ -52,13 +52,14 @@ constexpr std::string_view token_spelling_name(token_spelling spelling) {
 }
 
 /// The spelling named `name` (the names of token_spelling_name).
-/// @throws clp::error for any other name, listing the accepted ones
+/// @throws clp::invalid_argument (argument "name") for any other name, listing the accepted ones
 inline token_spelling token_spelling_from_name(std::string_view name) {
   for (token_spelling s :
        {token_spelling::plain, token_spelling::byte_level, token_spelling::sentencepiece, token_spelling::wordpiece})
     if (token_spelling_name(s) == name) return s;
-  detail::fail("clp::token_spelling_from_name: unknown spelling '" + std::string(name) +
-               "' (expected plain, byte_level, sentencepiece or wordpiece)");
+  throw invalid_argument(
+      {"clp::token_spelling_from_name", "", "", "name", -1, -1},
+      "'" + std::string(name) + "' is no spelling (expected plain, byte_level, sentencepiece or wordpiece)");
 }
 
 namespace detail {

@@ -3,9 +3,10 @@
 
 /// @file
 /// The common case in one call: the whole target embedding (and optionally an untied output
-/// head) from the source model, the helper model and the vocabulary overlap. The arguments come
-/// in the one order every entry point uses: (source, helper, overlap, output, [untied_head],
-/// policy, options); see synthesize.hpp for why.
+/// head, or any matrices with a row per token) from the source model, the helper model and the
+/// vocabulary overlap. The arguments come in the one order every entry point uses: (source,
+/// helper, overlap, output, [untied_head or matrix_pairs], policy, options); see
+/// synthesize.hpp for why.
 
 #include <clp/matrix_view.hpp>
 #include <clp/synthesize.hpp>
@@ -18,8 +19,8 @@
 namespace clp {
 
 /// CLP-Transfer of the input embedding: overlapping rows copied (eq. 2), missing rows
-/// synthesised (eq. 3-4). Equivalent to synthesize_rows over all rows (its errors name
-/// clp::synthesize_rows).
+/// synthesised (eq. 3-4). synthesize_rows under the name a caller of the whole transfer
+/// knows: its errors name clp::transfer.
 ///
 /// @param[in]  source   #source_rows by d_source: large source model's input embeddings
 /// @param[in]  helper   #target_rows by d_helper: small helper model's input embeddings
@@ -29,40 +30,31 @@ namespace clp {
 /// @param[in]  policy   weighting policy, or a clp::weighting; paper_weights is eq. 4 as
 ///                      published
 /// @param[in]  options  threads, tile budget (and a row range, if wanted)
+/// @throws clp::error as synthesize_rows
 template <class Policy = paper_weights, class Source, class Helper, class Output,
           class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                           Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
-  return synthesize_rows(source, helper, overlap, std::forward<Output>(output), policy, options);
+  return detail::run_synthesis(detail::pairs_of(source, output), helper, overlap, policy, options, "clp::transfer");
 }
 
-/// As above, for a model with an untied output head, named after `output`:
-/// `clp::transfer(source, helper, overlap, output, clp::untied_head{source_head, output_head})`.
-/// The head gets the same treatment with the same weights (computed once) applied to the
-/// source head's rows.
+/// As above, with further outputs named after `output`, each given the same weights (computed
+/// once) applied to its own source rows:
+///     clp::transfer(source, helper, overlap, output, clp::untied_head{source_head, output_head})
+///     clp::transfer(source, helper, overlap, output,
+///                   clp::matrix_pairs{{"lm_head", head, new_head}, {"lm_head bias", bias, new_bias}})
+/// Every matrix pair may have its own element type and width; see matrix_pair.
 ///
-/// @param[in,out] head  source_head: #source_rows by d_head, the source model's output head;
-///                      output_head: #target_rows by d_head, written like `output`
-template <class Policy = paper_weights, class Source, class Helper, class Output, class SourceHead, class OutputHead>
+/// @param[in,out] more  untied_head: source_head #source_rows by d_head, output_head
+///                      #target_rows by d_head, written like `output`; matrix_pairs: per pair,
+///                      source #source_rows by d_pair, output #target_rows by d_pair
+template <class More, class Policy = paper_weights, class Source, class Helper, class Output,
+          class = std::enable_if_t<detail::is_more_outputs<More>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
-                          Output&& output, const untied_head<SourceHead, OutputHead>& head, const Policy& policy = {},
+                          Output&& output, const More& more, const Policy& policy = {},
                           const synthesis_options& options = {}) {
-  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), head), helper, overlap, policy,
-                               options, "clp::transfer");
-}
-
-/// As above, for any number of further matrices with a row per token, named after `output`:
-/// `clp::transfer(source, helper, overlap, output, clp::matrix_pairs{{"lm_head", head, new_head},
-/// {"lm_head bias", bias, new_bias}})`. Every pair gets the same weights (computed once) and may
-/// have its own element type and width; see matrix_pair.
-///
-/// @param[in,out] more  per pair: source #source_rows by d_pair, output #target_rows by d_pair
-template <class Policy = paper_weights, class Source, class Helper, class Output>
-synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
-                          Output&& output, const matrix_pairs& more, const Policy& policy = {},
-                          const synthesis_options& options = {}) {
-  return detail::run_synthesis(detail::pairs_of(source, std::forward<Output>(output), more), helper, overlap, policy,
-                               options, "clp::transfer");
+  return detail::run_synthesis(detail::pairs_of(source, output, more), helper, overlap, policy, options,
+                               "clp::transfer");
 }
 
 }  // namespace clp

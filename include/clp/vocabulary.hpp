@@ -7,18 +7,19 @@
 /// statistics. Tokens match by string, as in the paper, or by the bytes they stand for, so
 /// that two model families that spell bytes differently (see <clp/token_bytes.hpp>) meet.
 
+#define CLP_PUBLIC_HEADER_INCLUDED
+#include <clp/detail/string_index.hpp>
+#include <clp/detail/vocabulary_entries.hpp>
+#include <clp/element_type.hpp>
 #include <clp/error.hpp>
-#include <clp/matrix_view.hpp>
 #include <clp/token_bytes.hpp>
+#include <clp/vocabulary_overlap.hpp>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
-#include <iterator>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,61 +35,10 @@ enum class token_match {
   bytes,
 };
 
-/// Why a target token takes the row of a source token.
-enum class match_reason : std::uint8_t {
-  exact,   ///< the two tokens are the same string
-  bytes,   ///< the strings differ but stand for the same bytes (or have the same normalised key)
-  forced,  ///< the caller said so: intersect_options::forced_pairs (special tokens by role, say)
-};
-
 /// A target row that must take a source row, whatever the tokens' strings.
 struct forced_pair {
   Index target_id = 0;
   Index source_id = 0;
-};
-
-/// The result of intersect_vocabularies.
-struct vocabulary_overlap {
-  /// Overlapping tokens as parallel arrays, sorted by target id: target token
-  /// target_ids[i] takes the row of source token source_ids[i]. Each target id appears once.
-  std::vector<Index> target_ids;
-  std::vector<Index> source_ids;
-  /// Parallel to target_ids: why the pair was made.
-  std::vector<match_reason> matched_by;
-  /// Every target row in [0, target_rows) that is not in target_ids, ascending. This includes
-  /// rows no token names (padding rows of an embedding matrix larger than its vocabulary).
-  std::vector<Index> missing_ids;
-  /// The missing rows no target token names, ascending (a subset of missing_ids): padding of
-  /// an embedding matrix to a multiple of 64 or 128 rows, and holes in the target ids.
-  /// Synthesis writes them like any missing row but counts them as padding_rows, apart from
-  /// the weighting's diagnostics. Empty for an overlap built by hand: every missing row is
-  /// then a token's.
-  std::vector<Index> unnamed_ids;
-  /// Tokens in each vocabulary (the paper's |Vs| and |Vt|).
-  Index source_vocab_size = 0;
-  Index target_vocab_size = 0;
-  /// Pairs whose two tokens are the same string (match_reason::exact).
-  Index exact_matches = 0;
-  /// Pairs whose strings differ but whose bytes (or normalised keys) are the same.
-  Index byte_matches = 0;
-  /// Pairs the caller forced (intersect_options::forced_pairs), whatever the strings.
-  /// exact_matches + byte_matches + forced_matches == size().
-  Index forced_matches = 0;
-  /// Target tokens whose string is also a source token: the overlap an exact match gives
-  /// (the paper's |Vs ∩ Vt|), whichever match was asked for. With token_match::bytes it can
-  /// exceed exact_matches: a string both vocabularies hold but that stands for different
-  /// bytes in each (Llama 3's "¡" is the byte 0xA1, Llama 2's the character U+00A1) takes the
-  /// row of the source token with its bytes when there is one.
-  Index shared_strings = 0;
-
-  /// |Vs ∩ Vt|.
-  Index size() const { return static_cast<Index>(target_ids.size()); }
-  /// Rows of the target embedding: overlapping plus missing.
-  Index target_rows() const { return size() + static_cast<Index>(missing_ids.size()); }
-  /// |Vs ∩ Vt| / |Vs|: the normalisation of the paper's Table 1.
-  double share_of_source() const { return source_vocab_size ? double(size()) / double(source_vocab_size) : 0.0; }
-  /// |Vs ∩ Vt| / |Vt|.
-  double share_of_target() const { return target_vocab_size ? double(size()) / double(target_vocab_size) : 0.0; }
 };
 
 struct intersect_options {
@@ -119,159 +69,106 @@ struct intersect_options {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_string_like_v = std::is_convertible_v<const T&, std::string_view>;
+/// One overlapping pair before sorting: target row `target` takes source row `source`.
+struct matched_pair {
+  Index target, source;
+  match_reason reason;
+};
 
-template <class T, class = void>
-inline constexpr bool has_size_v = false;
-template <class T>
-inline constexpr bool has_size_v<T, std::void_t<decltype(std::size(std::declval<const T&>()))>> = true;
-
-/// Calls f(token, id) for every entry of a vocabulary. Accepted shapes:
-/// - a range of strings (std::vector<std::string>, ...): the id is the position;
-/// - a range of (token, id) pairs: std::map / std::unordered_map<std::string, Int>,
-///   std::vector<std::pair<std::string, Int>>, ...
-template <class Vocabulary, class F>
-void for_each_token(const Vocabulary& vocabulary, F&& f) {
-  using entry = std::decay_t<decltype(*std::begin(vocabulary))>;
-  if constexpr (is_string_like_v<entry>) {
-    Index id = 0;
-    for (const auto& token : vocabulary) f(std::string_view(token), id++);
-  } else {
-    static_assert(is_string_like_v<decltype(std::declval<entry>().first)> &&
-                      std::is_integral_v<std::decay_t<decltype(std::declval<entry>().second)>>,
-                  "clp::intersect_vocabularies: a vocabulary is a range of strings (id = position) "
-                  "or of (string, integer id) pairs");
-    for (const auto& [token, id] : vocabulary) f(std::string_view(token), static_cast<Index>(id));
-  }
-}
-
-/// A string -> id hash table with open addressing: one allocation for a whole vocabulary
-/// (std::unordered_map allocates a node per token, which dominated intersecting 250k-token
-/// vocabularies). The keys are views; their characters must outlive the table.
-class string_index {
+/// The key a token is matched by when matching by bytes or through a normaliser: the bytes it
+/// stands for in its spelling, or the normaliser's mapping (of those bytes, by bytes).
+class token_keys {
  public:
-  explicit string_index(std::size_t expected = 0) {
-    std::size_t capacity = 16;
-    while (capacity < expected + expected / 2 + 1) capacity *= 2;
-    slots_.resize(capacity);
-  }
+  explicit token_keys(const intersect_options& options) : options_(options) {}
 
-  /// Inserts (key, id) unless the key is there; returns the id stored for the key and
-  /// whether it was inserted.
-  std::pair<Index*, bool> emplace(std::string_view key, Index id) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
-    const std::size_t hash = std::hash<std::string_view>()(key);
-    for (std::size_t at = hash & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
-      slot& s = slots_[at];
-      if (s.id < 0) {
-        s = {hash, key, id};
-        ++size_;
-        return {&s.id, true};
-      }
-      if (s.hash == hash && s.key == key) return {&s.id, false};
-    }
-  }
+  bool keyed() const { return by_bytes() || static_cast<bool>(options_.normalize); }
+  bool by_bytes() const { return options_.match == token_match::bytes; }
 
-  /// The id stored for `key`, or nullptr.
-  const Index* find(std::string_view key) const {
-    const std::size_t hash = std::hash<std::string_view>()(key);
-    for (std::size_t at = hash & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
-      const slot& s = slots_[at];
-      if (s.id < 0) return nullptr;
-      if (s.hash == hash && s.key == key) return &s.id;
+  void append(std::string_view token, token_spelling spelling, std::string& out) {
+    if (!options_.normalize) {
+      append_token_bytes(token, spelling, out);
+      return;
     }
+    if (by_bytes()) {
+      bytes_.clear();
+      append_token_bytes(token, spelling, bytes_);
+      token = bytes_;
+    }
+    out += options_.normalize(token);
   }
 
  private:
-  struct slot {
-    std::size_t hash = 0;
-    std::string_view key;
-    Index id = -1;  // -1: empty (stored ids are never negative)
-  };
-  void grow() {
-    std::vector<slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const slot& s : old)
-      if (s.id >= 0) emplace(s.key, s.id);
-  }
-  std::vector<slot> slots_;
-  std::size_t size_ = 0;
+  const intersect_options& options_;
+  std::string bytes_;
 };
 
-/// One vocabulary's (token, id) entries in the caller's order and its token -> id index; the
-/// strings are views of the caller's.
-struct checked_vocabulary {
-  std::vector<std::pair<std::string_view, Index>> entries;
+/// The source vocabulary by key: tokens with one key are one entry, the lowest id. The keys
+/// live in one buffer, each a view of it: no allocation per token (beyond the normaliser's).
+struct source_key_index {
+  std::string buffer;
   string_index id_of;
 };
 
-/// The entries of one vocabulary, rejecting an empty vocabulary, negative, too large and
-/// duplicate ids, and a token listed twice.
-template <class Vocabulary>
-checked_vocabulary checked_entries(const Vocabulary& vocabulary, const char* which, Index rows) {
-  checked_vocabulary checked;
-  auto& entries = checked.entries;
-  if constexpr (has_size_v<Vocabulary>) entries.reserve(std::size(vocabulary));
-  auto named = [&](std::string_view token, Index id, const std::string& problem) {
-    // Messages are built only when they are needed.
-    fail(std::string("clp::intersect_vocabularies: ") + which + " token '" + std::string(token) + "' (id " +
-         std::to_string(id) + ") " + problem);
-  };
-  for_each_token(vocabulary, [&](std::string_view token, Index id) {
-    if (id < 0) named(token, id, "has a negative id");
-    if (rows >= 0 && id >= rows)
-      named(token, id, "is past the " + std::to_string(rows) + " rows of its embedding matrix");
-    entries.emplace_back(token, id);
-  });
-  if (entries.empty()) fail(std::string("clp::intersect_vocabularies: the ") + which + " vocabulary is empty");
-
-  // Two tokens with one id: the clash whose second token comes first in the caller's order is
-  // reported. Ids are nearly always dense (0..n-1): one owner per id in a table; sparse ids
-  // are sorted instead.
-  const std::size_t none = entries.size();
-  std::size_t clash = none, clash_first = none;
-  Index max_id = 0;
-  for (const auto& entry : entries) max_id = std::max(max_id, entry.second);
-  if (static_cast<std::size_t>(max_id) < 4 * entries.size() + 1024) {
-    std::vector<std::size_t> owner(static_cast<std::size_t>(max_id) + 1, none);
-    for (std::size_t i = 0; i < entries.size() && clash == none; ++i) {
-      std::size_t& o = owner[static_cast<std::size_t>(entries[i].second)];
-      if (o != none) clash = i, clash_first = o;
-      o = i;
-    }
-  } else {
-    std::vector<std::pair<Index, std::size_t>> by_id(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i) by_id[i] = {entries[i].second, i};
-    std::sort(by_id.begin(), by_id.end());
-    for (std::size_t i = 1; i < by_id.size(); ++i)
-      if (by_id[i].first == by_id[i - 1].first && by_id[i].second < clash) {
-        clash = by_id[i].second;
-        std::size_t k = i - 1;
-        while (k > 0 && by_id[k - 1].first == by_id[i].first) --k;
-        clash_first = by_id[k].second;
-      }
+inline void index_source_keys(const checked_vocabulary& source, token_spelling spelling, token_keys& keys,
+                              source_key_index& index) {
+  const auto& entries = source.entries;
+  std::vector<std::size_t> key_end;
+  key_end.reserve(entries.size());
+  for (const auto& entry : entries) {
+    keys.append(entry.first, spelling, index.buffer);
+    key_end.push_back(index.buffer.size());
   }
-  if (clash != none)
-    fail(std::string("clp::intersect_vocabularies: ") + which + " tokens '" + std::string(entries[clash_first].first) +
-         "' and '" + std::string(entries[clash].first) + "' share id " + std::to_string(entries[clash].second));
-
-  checked.id_of = string_index(entries.size());
-  for (const auto& [token, id] : entries)
-    if (!checked.id_of.emplace(token, id).second) named(token, id, "is listed twice");
-  return checked;
+  index.id_of = string_index(entries.size());
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string_view key(index.buffer.data() + begin, key_end[i] - begin);
+    begin = key_end[i];
+    auto [id, inserted] = index.id_of.emplace(key, entries[i].second);
+    if (!inserted) *id = std::min(*id, entries[i].second);
+  }
 }
 
-}  // namespace detail
+/// The source row of every target token that has one (the rules of intersect_vocabularies),
+/// unsorted; counts the target tokens whose string is also a source token.
+inline std::vector<matched_pair> match_tokens(const checked_vocabulary& source, const vocabulary_entries& target,
+                                              const intersect_options& options, Index& shared_strings) {
+  token_keys keys(options);
+  source_key_index by_key;
+  if (keys.keyed()) index_source_keys(source, options.source_spelling, keys, by_key);
+  // A string read by one spelling has one key in both vocabularies unless their spellings
+  // differ (only then can an exact string match stand for different bytes).
+  const bool one_key_per_string = !keys.by_bytes() || options.source_spelling == options.target_spelling;
+  std::vector<matched_pair> pairs;
+  std::string key, source_key;
+  for (const auto& [token, target_id] : target) {
+    const Index* const same = source.id_of.find(token);
+    shared_strings += same != nullptr;
+    if (!keys.keyed()) {
+      if (same) pairs.push_back({target_id, *same, match_reason::exact});
+      continue;
+    }
+    key.clear();
+    keys.append(token, options.target_spelling, key);
+    if (same) {
+      if (!one_key_per_string) {
+        source_key.clear();
+        keys.append(token, options.source_spelling, source_key);
+      }
+      if (one_key_per_string || source_key == key) {
+        pairs.push_back({target_id, *same, match_reason::exact});
+        continue;
+      }
+    }
+    if (const Index* const hit = by_key.id_of.find(key))
+      pairs.push_back({target_id, *hit, match_reason::bytes});
+    else if (same)
+      pairs.push_back({target_id, *same, match_reason::exact});
+  }
+  return pairs;
+}
 
-namespace detail {
-
-/// Puts options.forced_pairs into `pairs` (target, source, reason; not yet sorted), replacing
-/// the pair of the same target id, and raises max_target_id to cover them.
-template <class Pair>
-void apply_forced_pairs(const intersect_options& options, Index& max_target_id, std::vector<Pair>& pairs) {
-  if (options.forced_pairs.empty()) return;
+/// options.forced_pairs, sorted by target id and checked.
+inline std::vector<forced_pair> checked_forced_pairs(const intersect_options& options) {
   const auto refuse = [](const std::string& problem) {
     throw invalid_argument({"clp::intersect_vocabularies", "", "", "forced_pairs", -1, -1}, problem);
   };
@@ -291,15 +188,53 @@ void apply_forced_pairs(const intersect_options& options, Index& max_target_id, 
     if (i > 0 && forced[i - 1].target_id == f.target_id)
       refuse("target id " + std::to_string(f.target_id) + " is forced twice");
   }
+  return forced;
+}
+
+/// Puts options.forced_pairs into `pairs`, replacing the pair of the same target id.
+inline void apply_forced_pairs(const intersect_options& options, std::vector<matched_pair>& pairs) {
+  if (options.forced_pairs.empty()) return;
+  const std::vector<forced_pair> forced = checked_forced_pairs(options);
   const auto is_forced = [&forced](Index target) {
     return std::binary_search(forced.begin(), forced.end(), forced_pair{target, 0},
                               [](const forced_pair& a, const forced_pair& b) { return a.target_id < b.target_id; });
   };
-  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const Pair& p) { return is_forced(p.target); }),
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const matched_pair& p) { return is_forced(p.target); }),
               pairs.end());
-  for (const forced_pair& f : forced) {
-    pairs.push_back({f.target_id, f.source_id, match_reason::forced});
-    max_target_id = std::max(max_target_id, f.target_id);
+  for (const forced_pair& f : forced) pairs.push_back({f.target_id, f.source_id, match_reason::forced});
+}
+
+/// The pairs, sorted by target id, into the overlap's parallel arrays and counts.
+inline void record_pairs(std::vector<matched_pair> pairs, vocabulary_overlap& overlap) {
+  std::sort(pairs.begin(), pairs.end(),
+            [](const matched_pair& a, const matched_pair& b) { return a.target < b.target; });
+  overlap.target_ids.reserve(pairs.size());
+  overlap.source_ids.reserve(pairs.size());
+  overlap.matched_by.reserve(pairs.size());
+  for (const matched_pair& p : pairs) {
+    overlap.target_ids.push_back(p.target);
+    overlap.source_ids.push_back(p.source);
+    overlap.matched_by.push_back(p.reason);
+    overlap.exact_matches += p.reason == match_reason::exact;
+    overlap.byte_matches += p.reason == match_reason::bytes;
+    overlap.forced_matches += p.reason == match_reason::forced;
+  }
+}
+
+/// The missing rows of [0, rows) (those not in overlap.target_ids), and those of them no
+/// target token names.
+inline void record_missing_rows(const vocabulary_entries& target, Index rows, vocabulary_overlap& overlap) {
+  overlap.missing_ids.reserve(static_cast<std::size_t>(rows) - overlap.target_ids.size());
+  std::vector<bool> named(static_cast<std::size_t>(rows), false);
+  for (const auto& entry : target) named[static_cast<std::size_t>(entry.second)] = true;
+  auto next_overlap = overlap.target_ids.begin();
+  for (Index id = 0; id < rows; ++id) {
+    if (next_overlap != overlap.target_ids.end() && *next_overlap == id) {
+      ++next_overlap;
+    } else {
+      overlap.missing_ids.push_back(id);
+      if (!named[static_cast<std::size_t>(id)]) overlap.unnamed_ids.push_back(id);
+    }
   }
 }
 
@@ -333,126 +268,34 @@ void apply_forced_pairs(const intersect_options& options, Index& max_target_id, 
 /// @return the overlapping (target id, source id) pairs sorted by target id, whether each was
 ///         an exact string match, the counts of exact and byte matches, the missing target ids
 ///         and the vocabulary sizes
-/// @throws clp::error for an empty vocabulary, a negative id, an id past its matrix, two
-///         tokens sharing an id, a token listed twice, or an empty overlap (unless
-///         options.allow_empty_overlap); the message names the token and id
+/// @throws clp::invalid_argument for an empty vocabulary, a negative id, an id past its
+///         matrix, two tokens sharing an id, a token listed twice (facts: argument "source" or
+///         "target", row the id where it is one), a bad forced pair (argument
+///         "forced_pairs"), or an empty overlap (unless options.allow_empty_overlap)
 template <class SourceVocabulary, class TargetVocabulary>
 vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const TargetVocabulary& target,
                                           const intersect_options& options = {}) {
   vocabulary_overlap result;
   const detail::checked_vocabulary source_checked = detail::checked_entries(source, "source", options.source_rows);
+  // The target's own index only served its checks: freed here, before the matching.
   const auto target_entries = detail::checked_entries(target, "target", options.target_rows).entries;
-  const auto& source_entries = source_checked.entries;
-  result.source_vocab_size = static_cast<Index>(source_entries.size());
+  result.source_vocab_size = static_cast<Index>(source_checked.entries.size());
   result.target_vocab_size = static_cast<Index>(target_entries.size());
-
-  const bool by_bytes = options.match == token_match::bytes;
-  const bool keyed = by_bytes || static_cast<bool>(options.normalize);
-  std::string scratch;
-  auto append_key = [&](std::string_view token, token_spelling spelling, std::string& out) {
-    if (!options.normalize) {
-      append_token_bytes(token, spelling, out);
-      return;
-    }
-    if (by_bytes) {
-      scratch.clear();
-      append_token_bytes(token, spelling, scratch);
-      token = scratch;
-    }
-    out += options.normalize(token);
-  };
-
-  // The source keys live in one buffer, each a view of it: no allocation per token (beyond
-  // the normaliser's own). Tokens with one key are one entry, the lowest id.
-  std::string key_buffer;
-  detail::string_index source_by_key;
-  if (keyed) {
-    std::vector<std::size_t> key_end;
-    key_end.reserve(source_entries.size());
-    for (const auto& entry : source_entries) {
-      append_key(entry.first, options.source_spelling, key_buffer);
-      key_end.push_back(key_buffer.size());
-    }
-    source_by_key = detail::string_index(source_entries.size());
-    std::size_t begin = 0;
-    for (std::size_t i = 0; i < source_entries.size(); ++i) {
-      const std::string_view key(key_buffer.data() + begin, key_end[i] - begin);
-      begin = key_end[i];
-      auto [id, inserted] = source_by_key.emplace(key, source_entries[i].second);
-      if (!inserted) *id = std::min(*id, source_entries[i].second);
-    }
-  }
-  // A string read by one spelling has one key in both vocabularies unless their spellings
-  // differ (only then can an exact string match stand for different bytes).
-  const bool one_key_per_string = !by_bytes || options.source_spelling == options.target_spelling;
-
-  struct pair {
-    Index target, source;
-    match_reason reason;
-  };
-  std::vector<pair> pairs;
-  Index max_target_id = -1;
-  std::string key, source_key;
-  for (const auto& [token, target_id] : target_entries) {
-    max_target_id = std::max(max_target_id, target_id);
-    const Index* const same = source_checked.id_of.find(token);
-    const bool shared = same != nullptr;
-    result.shared_strings += shared;
-    if (!keyed) {
-      if (shared) pairs.push_back({target_id, *same, match_reason::exact});
-      continue;
-    }
-    key.clear();
-    append_key(token, options.target_spelling, key);
-    if (shared) {
-      bool same_key = one_key_per_string;
-      if (!same_key) {
-        source_key.clear();
-        append_key(token, options.source_spelling, source_key);
-        same_key = source_key == key;
-      }
-      if (same_key) {
-        pairs.push_back({target_id, *same, match_reason::exact});
-        continue;
-      }
-    }
-    if (const Index* const hit = source_by_key.find(key))
-      pairs.push_back({target_id, *hit, match_reason::bytes});
-    else if (shared)
-      pairs.push_back({target_id, *same, match_reason::exact});
-  }
-  detail::apply_forced_pairs(options, max_target_id, pairs);
+  std::vector<detail::matched_pair> pairs =
+      detail::match_tokens(source_checked, target_entries, options, result.shared_strings);
+  detail::apply_forced_pairs(options, pairs);
   if (pairs.empty() && !options.allow_empty_overlap)
-    detail::fail(std::string("clp::intersect_vocabularies: the vocabularies share no token") +
-                 (by_bytes ? ", by string or by bytes" : "") + " (" + std::to_string(result.source_vocab_size) +
-                 " source, " + std::to_string(result.target_vocab_size) + " target tokens)");
-
-  std::sort(pairs.begin(), pairs.end(), [](const pair& a, const pair& b) { return a.target < b.target; });
-  result.target_ids.reserve(pairs.size());
-  result.source_ids.reserve(pairs.size());
-  result.matched_by.reserve(pairs.size());
-  for (const pair& p : pairs) {
-    result.target_ids.push_back(p.target);
-    result.source_ids.push_back(p.source);
-    result.matched_by.push_back(p.reason);
-    result.exact_matches += p.reason == match_reason::exact;
-    result.byte_matches += p.reason == match_reason::bytes;
-    result.forced_matches += p.reason == match_reason::forced;
-  }
-
-  const Index rows = options.target_rows >= 0 ? options.target_rows : max_target_id + 1;
-  result.missing_ids.reserve(static_cast<std::size_t>(rows) - pairs.size());
-  std::vector<bool> named(static_cast<std::size_t>(rows), false);
-  for (const auto& entry : target_entries) named[static_cast<std::size_t>(entry.second)] = true;
-  auto next_overlap = result.target_ids.begin();
-  for (Index id = 0; id < rows; ++id) {
-    if (next_overlap != result.target_ids.end() && *next_overlap == id) {
-      ++next_overlap;
-    } else {
-      result.missing_ids.push_back(id);
-      if (!named[static_cast<std::size_t>(id)]) result.unnamed_ids.push_back(id);
-    }
-  }
+    throw invalid_argument({"clp::intersect_vocabularies", "", "", "", -1, -1},
+                           std::string("the vocabularies share no token") +
+                               (options.match == token_match::bytes ? ", by string or by bytes" : "") + " (" +
+                               std::to_string(result.source_vocab_size) + " source, " +
+                               std::to_string(result.target_vocab_size) + " target tokens)");
+  Index max_target_id = -1;
+  for (const auto& entry : target_entries) max_target_id = std::max(max_target_id, entry.second);
+  for (const forced_pair& f : options.forced_pairs) max_target_id = std::max(max_target_id, f.target_id);
+  detail::record_pairs(std::move(pairs), result);
+  detail::record_missing_rows(target_entries, options.target_rows >= 0 ? options.target_rows : max_target_id + 1,
+                              result);
   return result;
 }
 

@@ -2,38 +2,18 @@
 #pragma once
 
 /// @file
-/// Weighting policies: how the cosine similarities of one missing target token to the
-/// overlapping tokens become the weights of eq. 3, e_t = sum_j w_tj a_j.
-///
-/// A policy is a small value type that declares what it returns:
-/// - `static constexpr bool returns_neighbours = false`: it turns a row of |overlap| cosines
-///   into |overlap| weights, `dense_weights operator()(float* cosines, Index n,
-///   const cosine_statistics&) const`. It may rewrite the row in place, and returns a
-///   `dense_weights` whose `scale` multiplies the row as the policy left it (paper_weights only
-///   returns 1 / sum and leaves the row alone, so the synthesis applies the scale to the much
-///   shorter output row instead of to every weight).
-/// - `static constexpr bool returns_neighbours = true`: it returns a neighbour list, at most
-///   `Index max_neighbours(Index n) const` (overlap index, weight) pairs, through
-///   `Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const`,
-///   and synthesis then reads only those source rows.
-/// Either reports a row it cannot weight (no usable similarity): scale 0, or no pairs.
-/// Synthesis then falls back to the plain mean of the overlapping source rows and counts the
-/// row. Add a policy by writing such a type: synthesis does not change, and
-/// `is_weighting_policy<P>` (checked by every entry point) says whether P has that shape.
-///
-/// Ties among equal cosines are broken towards the lower overlap index (the earlier target
-/// id), so every policy is deterministic.
+/// The shipped weighting policies: how the cosine similarities of one missing target token to
+/// the overlapping tokens become the weights of eq. 3, e_t = sum_j w_tj a_j. What a policy is,
+/// and how to write one, is <clp/policy.hpp>; `weighting` holds any shipped policy chosen at
+/// run time, and make_weighting chooses it by name.
 
-#include <clp/detail/top_k.hpp>
 #include <clp/error.hpp>
-#include <clp/matrix_view.hpp>
-
-#include <Eigen/Core>
+#include <clp/policy.hpp>
+#include <clp/top_k.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -41,65 +21,6 @@
 #include <variant>
 
 namespace clp {
-
-/// One pass over a row of cosines, made once by the synthesis and handed to dense policies.
-/// Sums are in double, over fixed lanes added in a fixed order: the result depends only on
-/// the row.
-struct cosine_statistics {
-  double max = 0;           ///< max_j cos_j (-infinity for an empty row)
-  double sum = 0;           ///< sum_j cos_j
-  double sum_abs = 0;       ///< sum_j |cos_j|
-  double sum_squares = 0;   ///< sum_j cos_j^2
-  double sum_positive = 0;  ///< sum_j max(cos_j, 0)
-};
-
-/// What a dense policy made of a row: its weights are `scale` times the row as the policy
-/// left it. `scale == 0` means the row cannot be weighted. `sum_abs` and `sum_squares` are
-/// those of the final weights (they feed the report's inflated rows and effective neighbours).
-struct dense_weights {
-  double scale = 0;
-  double sum_abs = 0;
-  double sum_squares = 0;
-};
-
-/// The statistics of x[0..n).
-inline cosine_statistics statistics_of(const float* x, Index n) {
-  // Eight lanes as fixed-size Eigen arrays (vectorised lane by lane, never reassociated), the
-  // lanes added in order at the end.
-  constexpr int lanes = 8;
-  using float_lanes = Eigen::Array<float, lanes, 1>;
-  using double_lanes = Eigen::Array<double, lanes, 1>;
-  float_lanes top = float_lanes::Constant(-std::numeric_limits<float>::infinity());
-  double_lanes sum = double_lanes::Zero(), sum_abs = sum, sum_squares = sum, sum_positive = sum;
-  Index j = 0;
-  for (; j + lanes <= n; j += lanes) {
-    const float_lanes f = Eigen::Map<const float_lanes>(x + j);
-    top = top.max(f);
-    const double_lanes v = f.cast<double>();
-    sum += v;
-    sum_abs += v.abs();
-    sum_squares += v.square();
-    sum_positive += v.max(0.0);
-  }
-  for (int l = 0; j < n; ++j, ++l) {
-    const double v = x[j];
-    top[l] = std::max(top[l], x[j]);
-    sum[l] += v;
-    sum_abs[l] += std::abs(v);
-    sum_squares[l] += v * v;
-    sum_positive[l] += std::max(v, 0.0);
-  }
-  cosine_statistics total;
-  total.max = -std::numeric_limits<double>::infinity();
-  for (int l = 0; l < lanes; ++l) {
-    total.max = std::max(total.max, double(top[l]));
-    total.sum += sum[l];
-    total.sum_abs += sum_abs[l];
-    total.sum_squares += sum_squares[l];
-    total.sum_positive += sum_positive[l];
-  }
-  return total;
-}
 
 /// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j'), on every row
 /// where that is finite, as the authors' clp.py computes it. A row whose cosine sum is
@@ -111,10 +32,9 @@ inline cosine_statistics statistics_of(const float* x, Index n) {
 /// before any policy sees it). guarded_paper_weights falls back on the negative and
 /// near-zero sums instead.
 /// The row is left as it is: the weights are the cosines times scale = 1 / sum. Declaring
-/// that (`scales_cosines`) lets the synthesis skip the second product: see synthesize.hpp.
+/// that (scaled_cosines) lets the synthesis skip the second product (see <clp/policy.hpp>).
 struct paper_weights {
-  static constexpr bool returns_neighbours = false;
-  static constexpr bool scales_cosines = true;
+  static constexpr weighting_input input = weighting_input::scaled_cosines;
 
   dense_weights operator()(float* /*cosines*/, Index /*n*/, const cosine_statistics& s) const {
     if (!(s.sum != 0) || !std::isfinite(s.sum)) return {};
@@ -130,8 +50,7 @@ struct paper_weights {
 /// more) falls back to the mean. This was `paper_weights` before it followed the published
 /// code on negative sums; the program's earlier figures used it.
 struct guarded_paper_weights {
-  static constexpr bool returns_neighbours = false;
-  static constexpr bool scales_cosines = true;
+  static constexpr weighting_input input = weighting_input::scaled_cosines;
   double min_sum_ratio = 1e-4;
 
   dense_weights operator()(float* /*cosines*/, Index /*n*/, const cosine_statistics& s) const {
@@ -141,22 +60,11 @@ struct guarded_paper_weights {
   }
 };
 
-namespace detail {
-
-/// Whether dense policy P declares `scales_cosines = true`: it never rewrites the row, so its
-/// weights are the cosines times the scale it returns.
-template <class P, class = void>
-struct scales_cosines : std::false_type {};
-template <class P>
-struct scales_cosines<P, std::void_t<decltype(P::scales_cosines)>> : std::bool_constant<P::scales_cosines> {};
-
-}  // namespace detail
-
 /// max(cos, 0) / sum max(cos, 0): identical to paper_weights whenever no cosine is negative
 /// (the regime the paper assumes), and never inflates a row. A row without a positive cosine
 /// falls back to the mean. Rewrites the row to max(cos, 0); scale = 1 / sum max(cos, 0).
 struct clamped_weights {
-  static constexpr bool returns_neighbours = false;
+  static constexpr weighting_input input = weighting_input::cosine_row;
 
   dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (!(s.sum_positive > 0)) return {};
@@ -174,7 +82,7 @@ struct clamped_weights {
 /// w = max(cos, 0) / sum over the k of max(cos, 0). Falls back to the mean when none of the k
 /// has a positive cosine. k larger than the overlap means the whole overlap.
 struct top_k_weights {
-  static constexpr bool returns_neighbours = true;
+  static constexpr weighting_input input = weighting_input::nearest_cosines;
   Index k = 10;
 
   Index max_neighbours(Index n) const { return std::min(k, n); }
@@ -184,7 +92,7 @@ struct top_k_weights {
   /// @param[out] weight     their weights
   /// @return the number of pairs written; 0 means fall back
   Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const {
-    const Index count = detail::select_top_k(cosines, n, k, neighbour);
+    const Index count = select_top_k(cosines, n, k, neighbour);
     double sum = 0;
     for (Index i = 0; i < count; ++i) sum += std::max(cosines[neighbour[i]], 0.0f);
     if (!(sum > 0)) return 0;
@@ -198,14 +106,14 @@ struct top_k_weights {
 /// cosine, so a tiny temperature tends to the single nearest neighbour and a huge one to equal
 /// weights over the k.
 struct softmax_weights {
-  static constexpr bool returns_neighbours = true;
+  static constexpr weighting_input input = weighting_input::nearest_cosines;
   Index k = 10;
   float temperature = 0.1f;
 
   Index max_neighbours(Index n) const { return std::min(k, n); }
 
   Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const {
-    const Index count = detail::select_top_k(cosines, n, k, neighbour);
+    const Index count = select_top_k(cosines, n, k, neighbour);
     if (count == 0) return 0;
     const double top = cosines[neighbour[0]];
     double sum = 0;
@@ -222,7 +130,7 @@ struct softmax_weights {
 /// 1 of the best cosine can get weight. tau is found by Michelot's fixed point (each pass
 /// drops the entries at or below the current tau), a few O(n) passes with no sort.
 struct sparsemax_weights {
-  static constexpr bool returns_neighbours = false;
+  static constexpr weighting_input input = weighting_input::cosine_row;
 
   dense_weights operator()(float* cosines, Index n, const cosine_statistics& s) const {
     if (n == 0) return {};
@@ -262,16 +170,16 @@ struct sparsemax_weights {
 /// The pursuit stops early when no row correlates with the residual by more than `tolerance`
 /// (the residual, relative to ||h_t||, is then round-off) or when the next row is linearly
 /// dependent on the chosen ones; a row with no token chosen falls back to the mean.
-/// Unlike the other policies it needs the overlapping helper rows, not only a cosine row:
-/// it declares `reconstructs_helper_rows`, and the synthesis runs the pursuit itself (see
-/// synthesize.hpp), so it has no call operator. When the Gram matrix of the overlapping helper
+/// Unlike the other policies it needs the overlapping helper rows, not only a cosine row: it
+/// declares weighting_input::helper_rows, and the synthesis runs the pursuit with its k,
+/// tolerance and Gram budget (<clp/detail/pursuit.hpp>), so it has no call operator. When the
+/// Gram matrix of the overlapping helper
 /// rows (|overlap|^2 floats) fits in `max_gram_bytes` it is computed once and each step costs
 /// |overlap| x (tokens chosen) per row (Batch-OMP); otherwise each step is one product of the
 /// residuals with the overlapping helper rows, |overlap| x d_helper per row, about k times
 /// the cost of the cosines. Both give the same picks and coefficients up to float rounding.
 struct omp_weights {
-  static constexpr bool returns_neighbours = true;
-  static constexpr bool reconstructs_helper_rows = true;
+  static constexpr weighting_input input = weighting_input::helper_rows;
   Index k = 8;
   double tolerance = 1e-5;
   std::size_t max_gram_bytes = std::size_t(1) << 30;  ///< 1 GiB: an overlap of up to 16,384 rows
@@ -286,70 +194,6 @@ using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, so
 
 namespace detail {
 
-template <class P, class = void>
-struct declares_returns_neighbours : std::false_type {};
-template <class P>
-struct declares_returns_neighbours<P, std::enable_if_t<std::is_same_v<decltype(P::returns_neighbours), const bool>>>
-    : std::true_type {};
-
-template <class P, class = void>
-struct weighs_rows : std::false_type {};
-template <class P>
-struct weighs_rows<
-    P,
-    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<float*>(), Index{},
-                                                                             std::declval<const cosine_statistics&>())),
-                                           dense_weights>>> : std::true_type {};
-
-template <class P, class = void>
-struct picks_neighbours : std::false_type {};
-template <class P>
-struct picks_neighbours<
-    P, std::enable_if_t<
-           std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index> &&
-           std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<const float*>(), Index{},
-                                                                   std::declval<Index*>(), std::declval<float*>())),
-                                 Index>>> : std::true_type {};
-
-/// Whether P declares `reconstructs_helper_rows = true` (omp_weights): the synthesis runs its
-/// pursuit over the overlapping helper rows.
-template <class P, class = void>
-struct reconstructs_helper_rows : std::false_type {};
-template <class P>
-struct reconstructs_helper_rows<P, std::void_t<decltype(P::reconstructs_helper_rows)>>
-    : std::bool_constant<P::reconstructs_helper_rows> {};
-
-template <class P, class = void>
-struct counts_neighbours : std::false_type {};
-template <class P>
-struct counts_neighbours<
-    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index>>>
-    : std::true_type {};
-
-template <class P>
-constexpr bool has_policy_shape() {
-  if constexpr (!declares_returns_neighbours<P>::value)
-    return false;
-  else if constexpr (reconstructs_helper_rows<P>::value)
-    return std::is_same_v<P, omp_weights>;  // the one pursuit the synthesis knows
-  else if constexpr (P::returns_neighbours)
-    return picks_neighbours<P>::value;
-  else
-    return weighs_rows<P>::value;
-}
-
-}  // namespace detail
-
-/// Whether P is a weighting policy: it declares `static constexpr bool returns_neighbours` and
-/// has the call operator (and, returning neighbours, the `max_neighbours`) that goes with it
-/// (see the top of this header). `weighting` itself is not a policy but holds one.
-template <class P>
-struct is_weighting_policy : std::bool_constant<detail::has_policy_shape<P>()> {};
-template <class P>
-inline constexpr bool is_weighting_policy_v = is_weighting_policy<P>::value;
-
-namespace detail {
-
 /// The one way every entry point takes a policy: f(policy) for a policy type, f(the policy it
 /// holds) for a `weighting`. A type that is neither stops the build with the message below.
 template <class Policy, class F>
@@ -358,10 +202,8 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
     return std::visit(std::forward<F>(f), policy);
   } else {
     static_assert(is_weighting_policy_v<Policy>,
-                  "clp: not a weighting policy. A policy declares 'static constexpr bool returns_neighbours' and, "
-                  "when false, 'dense_weights operator()(float* cosines, Index n, const cosine_statistics&) const'; "
-                  "when true, 'Index max_neighbours(Index n) const' and 'Index operator()(const float* cosines, "
-                  "Index n, Index* neighbour, float* weight) const' (see <clp/weights.hpp>), or is a clp::weighting");
+                  "clp: not a weighting policy. A policy declares 'static constexpr clp::weighting_input input' "
+                  "and has the call that goes with it (see <clp/policy.hpp>), or is a clp::weighting");
     return std::forward<F>(f)(policy);
   }
 }
@@ -372,14 +214,19 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 /// "sparsemax" or "omp"), with k and temperature where the policy uses them. Without k each
 /// policy takes its own default: 10 for top-k and softmax (WECHSEL's), 8 for omp
 /// (tokensurgeon's).
-/// @throws clp::error for an unknown name, k < 1 or a temperature that is not positive
+/// @throws clp::invalid_argument (context "clp::make_weighting") for an unknown name, k < 1 or
+///         a temperature that is not positive and finite. The argument is named in the
+///         message's words ("k must be at least 1"), not in facts().argument: the clp-transfer
+///         program shows these messages as they are for its own options of the same names.
 inline weighting make_weighting(const std::string& name, std::optional<Index> given_k = std::nullopt,
                                 float temperature = 0.1f) {
-  if (given_k && *given_k < 1)
-    detail::fail("clp::make_weighting: k must be at least 1, got " + std::to_string(*given_k));
+  const auto refuse = [](const std::string& problem) {
+    throw invalid_argument({"clp::make_weighting", "", "", "", -1, -1}, problem);
+  };
+  if (given_k && *given_k < 1) refuse("k must be at least 1, got " + std::to_string(*given_k));
   const Index k = given_k.value_or(name == "omp" ? omp_weights{}.k : top_k_weights{}.k);
   if (!(temperature > 0) || !std::isfinite(temperature))
-    detail::fail("clp::make_weighting: temperature must be positive and finite, got " + std::to_string(temperature));
+    refuse("temperature must be positive and finite, got " + std::to_string(temperature));
   if (name == "paper") return paper_weights{};
   if (name == "paper-guarded") return guarded_paper_weights{};
   if (name == "clamped") return clamped_weights{};
@@ -387,8 +234,8 @@ inline weighting make_weighting(const std::string& name, std::optional<Index> gi
   if (name == "softmax") return softmax_weights{k, temperature};
   if (name == "sparsemax") return sparsemax_weights{};
   if (name == "omp") return omp_weights{k};
-  detail::fail("clp::make_weighting: unknown weighting '" + name +
-               "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax or omp)");
+  refuse("unknown weighting '" + name + "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax or omp)");
+  return {};
 }
 
 }  // namespace clp

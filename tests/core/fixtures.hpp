@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -34,14 +35,18 @@ using clp::Index;
 
 template <class T>
 T to_scalar(double x) {
-  if constexpr (std::is_same_v<T, double>) return x;
-  else return T(static_cast<float>(x));
+  if constexpr (std::is_same_v<T, double>)
+    return x;
+  else
+    return T(static_cast<float>(x));
 }
 
 template <class T>
 double to_double(T x) {
-  if constexpr (std::is_same_v<T, double>) return x;
-  else return double(static_cast<float>(x));
+  if constexpr (std::is_same_v<T, double>)
+    return x;
+  else
+    return double(static_cast<float>(x));
 }
 
 /// m with every value rounded to T (what the library reads from a T matrix).
@@ -180,6 +185,18 @@ inline double max_relative_row_error(const oracle::matrix& got, const oracle::ma
 /// The message of the clp::error thrown by f, or "" when f throws nothing (tests/support).
 using clp_test::error_of;
 
+/// A copy of the Error `action` throws, or nullopt when it throws none, for checks of its kind
+/// and facts. Any other exception passes through (and fails the test that ran it).
+template <class Error = clp::error, class Action>
+std::optional<Error> thrown(Action&& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
 /// synthesis_options by field name (the struct grows; positional braces would break).
 inline clp::synthesis_options options(int threads, std::size_t tile_bytes, Index first_row = 0, Index last_row = -1) {
   clp::synthesis_options o;
@@ -197,8 +214,10 @@ inline clp::vocabulary_overlap make_overlap(std::vector<Index> target_ids, std::
   o.target_ids = std::move(target_ids);
   o.source_ids = std::move(source_ids);
   for (Index t = 0, i = 0; t < target_rows; ++t) {
-    if (i < Index(o.target_ids.size()) && o.target_ids[std::size_t(i)] == t) ++i;
-    else o.missing_ids.push_back(t);
+    if (i < Index(o.target_ids.size()) && o.target_ids[std::size_t(i)] == t)
+      ++i;
+    else
+      o.missing_ids.push_back(t);
   }
   o.source_vocab_size = source_rows;
   o.target_vocab_size = target_rows;
@@ -220,11 +239,14 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
   return std::visit(
       [](const auto& p) -> oracle::policy {
         using P = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<P, clp::paper_weights>) return {oracle::kind::paper};
+        if constexpr (std::is_same_v<P, clp::paper_weights>)
+          return {oracle::kind::paper};
         else if constexpr (std::is_same_v<P, clp::guarded_paper_weights>)
           return {oracle::kind::paper_guarded, 0, 0, p.min_sum_ratio};
-        else if constexpr (std::is_same_v<P, clp::clamped_weights>) return {oracle::kind::clamped};
-        else if constexpr (std::is_same_v<P, clp::top_k_weights>) return {oracle::kind::top_k, p.k};
+        else if constexpr (std::is_same_v<P, clp::clamped_weights>)
+          return {oracle::kind::clamped};
+        else if constexpr (std::is_same_v<P, clp::top_k_weights>)
+          return {oracle::kind::top_k, p.k};
         else if constexpr (std::is_same_v<P, clp::softmax_weights>)
           return {oracle::kind::softmax, p.k, double(p.temperature)};
         else if constexpr (std::is_same_v<P, clp::omp_weights>) {
@@ -246,8 +268,8 @@ inline std::string name_of(const clp::weighting& w) {
 
 /// One of each policy, with a small k so top-k and softmax differ from the dense policies.
 inline std::vector<clp::weighting> every_policy() {
-  return {clp::paper_weights{},      clp::clamped_weights{}, clp::top_k_weights{7}, clp::softmax_weights{7, 0.1f},
-          clp::sparsemax_weights{}, clp::guarded_paper_weights{}};
+  return {clp::paper_weights{},          clp::clamped_weights{},   clp::top_k_weights{7},
+          clp::softmax_weights{7, 0.1f}, clp::sparsemax_weights{}, clp::guarded_paper_weights{}};
 }
 
 }  // namespace fixtures
@@ -284,7 +306,7 @@ TYPE_TO_STRING(fixtures::raw_buffer<double>);
 TYPE_TO_STRING(fixtures::raw_buffer<Eigen::bfloat16>);
 
 /// Every layout in float and double: the list the algorithm tests run over.
-#define CLP_TEST_LAYOUTS                                                                               \
+#define CLP_TEST_LAYOUTS                                                                                 \
   fixtures::eigen_row_major<float>, fixtures::eigen_row_major<double>, fixtures::eigen_col_major<float>, \
       fixtures::eigen_col_major<double>, fixtures::eigen_block<float>, fixtures::eigen_block<double>,    \
       fixtures::xtensor_matrix<float>, fixtures::xtensor_matrix<double>, fixtures::raw_buffer<float>,    \

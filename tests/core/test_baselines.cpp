@@ -70,16 +70,22 @@ TEST_CASE("copy_overlap_rows: errors name the argument") {
   const auto overlap = fixtures::spread_overlap(8, 20, 30);
   CHECK(error_of([&] { clp::copy_overlap_rows(source, overlap, narrow); }) ==
         "clp::copy_overlap_rows: 'output' has 4 columns but 'source' has 5");
-  CHECK(error_of([&] {
-          clp::copy_overlap_rows(source.topRows(10), overlap, output);
-        }).find("clp::copy_overlap_rows: overlap source id ") == 0);
-  CHECK(error_of([&] {
-          clp::copy_overlap_rows(source, overlap, output.topRows(10));
-        }).find("clp::copy_overlap_rows: overlap target id ") == 0);
+  const auto few_sources =
+      fixtures::thrown<clp::invalid_argument>([&] { clp::copy_overlap_rows(source.topRows(10), overlap, output); });
+  REQUIRE(few_sources);
+  CHECK(few_sources->facts().context == "clp::copy_overlap_rows");
+  CHECK(few_sources->facts().argument == "overlap source");
+  CHECK(few_sources->facts().row >= 10);
+  CHECK(few_sources->problem() == "is outside the 10 rows of 'source'");
+  const auto few_targets =
+      fixtures::thrown<clp::invalid_argument>([&] { clp::copy_overlap_rows(source, overlap, output.topRows(10)); });
+  REQUIRE(few_targets);
+  CHECK(few_targets->facts().argument == "overlap target");
+  CHECK(few_targets->facts().row >= 10);
   auto lopsided = overlap;
   lopsided.source_ids.pop_back();
   CHECK(error_of([&] { clp::copy_overlap_rows(source, lopsided, output); }) ==
-        "clp::copy_overlap_rows: overlap has 8 target ids but 7 source ids");
+        "clp::copy_overlap_rows: 'overlap' has 8 target ids but 7 source ids");
 }
 
 TEST_CASE_TEMPLATE("overlap_random: overlap copied, missing rows drawn from the source's columns, on this layout", L,
@@ -116,7 +122,7 @@ TEST_CASE("overlap_random: errors name the argument") {
   auto far = overlap;
   far.missing_ids.push_back(20);
   CHECK(error_of([&] { clp::overlap_random(source, far, output, 1); }) ==
-        "clp::overlap_random: missing target id 20 is outside the 20 rows of 'output'");
+        "clp::overlap_random: 'missing target' row 20 is outside the 20 rows of 'output'");
 }
 
 TEST_CASE_TEMPLATE("random_init: every row drawn from the source's columns, on this layout", L, CLP_TEST_LAYOUTS) {
@@ -137,5 +143,27 @@ TEST_CASE("random_init: errors name the argument") {
   Eigen::MatrixXf output(20, 5), narrow(20, 4);
   CHECK(error_of([&] { clp::random_init(source, narrow, 1); }) ==
         "clp::random_init: 'output' has 4 columns but 'source' has 5");
-  CHECK(error_of([&] { clp::random_init(empty, output, 1); }) == "clp::column_statistics_of: the matrix has no rows");
+  CHECK(error_of([&] { clp::random_init(empty, output, 1); }) == "clp::random_init: 'source' has no rows");
+  const auto no_rows = fixtures::thrown<clp::invalid_argument>([&] { clp::overlap_random(empty, {}, output, 1); });
+  REQUIRE(no_rows);
+  CHECK(no_rows->facts().context == "clp::overlap_random");
+  CHECK(no_rows->facts().argument == "source");
+}
+
+TEST_CASE("the baselines take views whose element type is a run-time value") {
+  const Eigen::MatrixXf source =
+      fixtures::make<fixtures::eigen_col_major<float>>(oracle::random_embeddings(30, 5, 1.0, 215)).m;
+  const auto overlap = fixtures::spread_overlap(8, 20, 30);
+  const clp::matrix_view<const void> in = clp::make_view(source);
+  Eigen::MatrixXd typed = Eigen::MatrixXd::Constant(20, 5, sentinel), untyped = typed;
+  const clp::matrix_view<void> out = clp::make_view(untyped);
+  clp::copy_overlap_rows(source, overlap, typed);
+  clp::copy_overlap_rows(in, overlap, out);
+  CHECK(typed == untyped);
+  clp::overlap_random(source, overlap, typed, 3);
+  clp::overlap_random(in, overlap, out, 3);
+  CHECK(typed == untyped);
+  clp::random_init(source, typed, 4);
+  clp::random_init(in, out, 4);
+  CHECK(typed == untyped);
 }

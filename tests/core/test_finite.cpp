@@ -45,6 +45,11 @@ TEST_CASE("find_non_finite: the first NaN or infinity in row-list order, for any
     CHECK(listed->column == first_bad(m, backwards)->column);
   }
   CHECK(!clp::find_non_finite(m, std::vector<clp::Index>{0, 1, 2999}));
+  // A view whose element type is a run-time value is screened the same way.
+  const clp::matrix_view<const void> untyped = clp::make_view(m);
+  const auto seen = clp::find_non_finite(untyped, backwards, 2);
+  REQUIRE(seen);
+  CHECK(seen->row == first_bad(m, backwards)->row);
   const Eigen::MatrixXf clean = Eigen::MatrixXf::Zero(4, 2);
   CHECK(!clp::find_non_finite(clean));
 }

@@ -3,7 +3,6 @@
 
 #include "fixtures.hpp"
 
-#include <clp/detail/erased_view.hpp>
 #include <clp/matrix_view.hpp>
 
 #include <doctest/doctest.h>
@@ -137,35 +136,13 @@ TEST_CASE("make_view: a std::vector with a shape") {
   CHECK(readable(3, 2) == 11.0f);
 
   const std::string message = error_of([&] { clp::make_view(buffer, 5, 3); });
-  CHECK(message.find("std::vector of 12 elements cannot be viewed as 5 x 3") != std::string::npos);
+  CHECK(message == "clp::make_view: std::vector of 12 elements cannot be viewed as 5 x 3");
+  const auto refused = fixtures::thrown<clp::invalid_argument>([&] { clp::make_view(buffer, 5, 3); });
+  REQUIRE(refused);
+  CHECK(refused->kind() == clp::error_kind::invalid_argument);
+  CHECK(refused->facts().context == "clp::make_view");
   CHECK_THROWS_AS(clp::make_view(constant, -3, -4), clp::error);
   CHECK_THROWS_AS(clp::make_view(buffer, 0, 12), clp::error);
-}
-
-TEST_CASE("widen_bf16 and narrow_bf16: bit for bit Eigen's scalar conversions") {
-  // Every bfloat16 pattern widens to what Eigen's conversion gives (NaNs included, by bits).
-  std::vector<Eigen::bfloat16> all(65536);
-  for (std::uint32_t bits = 0; bits < 65536; ++bits)
-    all[bits] = Eigen::numext::bit_cast<Eigen::bfloat16>(std::uint16_t(bits));
-  std::vector<float> wide(all.size());
-  clp::detail::widen_bf16(all.data(), clp::Index(all.size()), wide.data());
-  std::size_t widen_mismatches = 0;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    widen_mismatches += Eigen::numext::bit_cast<std::uint32_t>(wide[i]) !=
-                        Eigen::numext::bit_cast<std::uint32_t>(static_cast<float>(all[i]));
-  CHECK(widen_mismatches == 0);
-  // Narrowing: every upper half with lower halves at and around the rounding tie, so every
-  // exponent, both signs, infinities, NaNs (quiet and signalling) and subnormals are met.
-  std::vector<float> floats;
-  for (std::uint32_t high = 0; high < 65536; ++high)
-    for (std::uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu})
-      floats.push_back(Eigen::numext::bit_cast<float>((high << 16) | low));
-  std::vector<Eigen::bfloat16> narrow(floats.size());
-  clp::detail::narrow_bf16(floats.data(), clp::Index(floats.size()), narrow.data());
-  std::size_t narrow_mismatches = 0;
-  for (std::size_t i = 0; i < floats.size(); ++i)
-    narrow_mismatches += narrow[i].value != Eigen::bfloat16(floats[i]).value;
-  CHECK(narrow_mismatches == 0);
 }
 
 TEST_CASE("matrix_view<const void>: a view whose element type is known at run time") {
@@ -178,8 +155,6 @@ TEST_CASE("matrix_view<const void>: a view whose element type is known at run ti
   CHECK(untyped.cols() == 4);
   CHECK(untyped.as<Eigen::bfloat16>()(2, 3) == Eigen::bfloat16(11.0f));
   CHECK_THROWS_AS(untyped.as<float>(), clp::invalid_argument);
-  CHECK(clp::element_type_name(clp::element_type_of<const Eigen::half>()) == std::string("float16"));
-  CHECK(clp::element_size(clp::element_type::float64) == 8);
 
   // visit: the one dispatch on the run-time type, with the typed view.
   const float sum = clp::visit(untyped, [](auto v) {

@@ -254,10 +254,10 @@ TEST_CASE("synthesize_rows: 3000 overlapping and 5000 missing rows, many blocks 
 
 namespace {
 
-/// paper_weights without the `scales_cosines` declaration: synthesis multiplies its weights by
-/// the overlapping source rows instead of projecting through P = sum_j n_j a_j^T.
+/// paper_weights declaring a plain cosine row instead of scaled cosines: synthesis multiplies
+/// its weights by the overlapping source rows instead of projecting through P = sum_j n_j a_j^T.
 struct paper_weights_unprojected {
-  static constexpr bool returns_neighbours = false;
+  static constexpr clp::weighting_input input = clp::weighting_input::cosine_row;
   clp::dense_weights operator()(float* cosines, clp::Index n, const clp::cosine_statistics& s) const {
     return clp::paper_weights{}(cosines, n, s);
   }
@@ -266,9 +266,10 @@ struct paper_weights_unprojected {
 }  // namespace
 
 TEST_CASE("synthesize_rows: paper weights through the projection agree with the weights applied row by row") {
-  static_assert(clp::detail::scales_cosines<clp::paper_weights>::value);
-  static_assert(!clp::detail::scales_cosines<paper_weights_unprojected>::value);
-  static_assert(!clp::detail::scales_cosines<clp::clamped_weights>::value);
+  static_assert(clp::paper_weights::input == clp::weighting_input::scaled_cosines);
+  static_assert(paper_weights_unprojected::input != clp::weighting_input::scaled_cosines);
+  static_assert(clp::clamped_weights::input != clp::weighting_input::scaled_cosines);
+  static_assert(clp::is_weighting_policy_v<paper_weights_unprojected>);
   // Three panels of the overlap; 1 MB gathers the panels per block, 64 MB shares them.
   const problem p = make_problem(2100, 1500, 1100, 64, 96, 1.0, 43);
   const row_major helper = to_eigen(p.helper);
@@ -347,10 +348,13 @@ TEST_CASE("synthesize_rows: a row range writes only its rows, consecutive ranges
                                           fixtures::options(1, 1 << 20, 9, 9));
   CHECK(empty.copied_rows + empty.synthesized_rows == 0);
   CHECK((output.array() == float(sentinel)).all());
-  CHECK(error_of([&] {
-          clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
-                               fixtures::options(1, 1 << 20, 10, 9));
-        }).find("row range [10, 9) is outside the 1500 target rows") != std::string::npos);
+  const auto range = fixtures::thrown<clp::invalid_argument>([&] {
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{}, fixtures::options(1, 1 << 20, 10, 9));
+  });
+  REQUIRE(range);
+  CHECK(range->facts().context == "clp::synthesize_rows");
+  CHECK(range->facts().argument == "options");
+  CHECK(range->problem() == "row range [10, 9) is outside the 1500 target rows");
   CHECK_THROWS_AS(clp::synthesize_rows(source, helper, p.overlap, output, clp::paper_weights{},
                                        fixtures::options(1, 1 << 20, 0, 1501)),
                   clp::error);
@@ -492,9 +496,11 @@ TEST_CASE("synthesize_rows: padding rows are written as before but counted apart
   clp::vocabulary_overlap wrong = padded;
   wrong.unnamed_ids = {p.overlap.target_ids[0]};
   row_major output(300, 12);
-  CHECK(error_of([&] {
-          clp::synthesize_rows(source, helper, wrong, output);
-        }).find("unnamed ids are not all missing ids") != std::string::npos);
+  const auto unnamed =
+      fixtures::thrown<clp::invalid_argument>([&] { clp::synthesize_rows(source, helper, wrong, output); });
+  REQUIRE(unnamed);
+  CHECK(unnamed->facts().argument == "overlap");
+  CHECK(unnamed->problem() == "has unnamed ids that are not missing ids");
   // Only padding in the row range: counted, no statistics.
   clp::synthesis_report only_padding;
   synthesize(helper, padded, source, clp::top_k_weights{5},
@@ -652,9 +658,14 @@ TEST_CASE("synthesize_rows: NaN or infinity in the inputs is an error naming the
     (c.in_helper ? helper : source)(c.row, c.column) = c.value;
     row_major output = row_major::Constant(200, 6, float(sentinel));
     for (const auto& policy : fixtures::every_policy()) {
-      const std::string message = error_of([&] { clp::synthesize_rows(source, helper, p.overlap, output, policy); });
-      CHECK(message.find(c.message) != std::string::npos);
-      CHECK(message.find("clp::synthesize_rows") == 0);
+      const auto e = fixtures::thrown([&] { clp::synthesize_rows(source, helper, p.overlap, output, policy); });
+      REQUIRE(e);
+      CHECK(e->kind() == clp::error_kind::non_finite_input);
+      CHECK(e->facts().context == "clp::synthesize_rows");
+      CHECK(e->facts().argument == (c.in_helper ? "helper" : "source"));
+      CHECK(e->facts().row == c.row);
+      CHECK(e->facts().column == c.column);
+      CHECK(std::string(e->what()) == "clp::synthesize_rows: " + c.message);  // as a user reads it
     }
     CHECK((output.array() == float(sentinel)).all());
   }
@@ -674,43 +685,57 @@ TEST_CASE("synthesize_rows: mismatched sizes, ids outside the matrices and an em
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
   row_major output = row_major::Constant(200, 6, float(sentinel));
-  auto message = [&](const clp::vocabulary_overlap& overlap, const row_major& h, const row_major& s, row_major& o) {
-    return error_of([&] { clp::synthesize_rows(s, h, overlap, o, clp::paper_weights{}); });
+  // The refusal of each call: which argument, which row, what is wrong.
+  struct refusal {
+    std::string argument;
+    clp::Index row;
+    std::string problem;
   };
-  auto has = [](const std::string& text, const std::string& part) {
-    INFO(text);
-    CHECK(text.find(part) != std::string::npos);
+  auto refused = [&](const clp::vocabulary_overlap& overlap, const row_major& h, const row_major& s, row_major& o,
+                     const refusal& want) {
+    const auto e =
+        fixtures::thrown<clp::invalid_argument>([&] { clp::synthesize_rows(s, h, overlap, o, clp::paper_weights{}); });
+    REQUIRE(e);
+    INFO(e->what());
+    CHECK(e->facts().context == "clp::synthesize_rows");
+    CHECK(e->facts().argument == want.argument);
+    CHECK(e->facts().row == want.row);
+    CHECK(e->problem() == want.problem);
   };
 
   row_major short_output(199, 6);
-  has(message(p.overlap, helper, source, short_output), "'output' has 199 rows but 'helper' has 200");
+  refused(p.overlap, helper, source, short_output, {"output", -1, "has 199 rows but 'helper' has 200"});
+  CHECK(error_of([&] { clp::synthesize_rows(source, helper, p.overlap, short_output); }) ==
+        "clp::synthesize_rows: 'output' has 199 rows but 'helper' has 200");
   row_major narrow_output(200, 5);
-  has(message(p.overlap, helper, source, narrow_output), "'output' has 5 columns but 'source' has 6");
+  refused(p.overlap, helper, source, narrow_output, {"output", -1, "has 5 columns but 'source' has 6"});
   row_major no_columns(200, 0);
-  has(message(p.overlap, no_columns, source, output), "'helper' has no columns");
+  refused(p.overlap, no_columns, source, output, {"helper", -1, "has no columns"});
 
   clp::vocabulary_overlap o = p.overlap;
   o.target_ids.back() = 200;
-  has(message(o, helper, source, output), "overlap target id 200 is outside the 200 rows of 'helper'");
+  refused(o, helper, source, output, {"overlap target", 200, "is outside the 200 rows of 'helper'"});
+  CHECK(error_of([&] { clp::synthesize_rows(source, helper, o, output); }) ==
+        "clp::synthesize_rows: 'overlap target' row 200 is outside the 200 rows of 'helper'");
   o = p.overlap;
   o.missing_ids.back() = 250;
-  has(message(o, helper, source, output), "missing target id 250 is outside the 200 rows of 'helper'");
+  refused(o, helper, source, output, {"missing target", 250, "is outside the 200 rows of 'helper'"});
   o = p.overlap;
   o.source_ids[4] = 150;
-  has(message(o, helper, source, output), "overlap source id 150 is outside the 150 rows of 'source'");
+  refused(o, helper, source, output, {"overlap source", 150, "is outside the 150 rows of 'source'"});
   o = p.overlap;
   o.source_ids[4] = -1;
-  has(message(o, helper, source, output), "overlap source id -1 is outside the 150 rows of 'source'");
+  refused(o, helper, source, output, {"overlap source", -1, "id -1 is negative: not a row of 'source'"});
   o = p.overlap;
   std::swap(o.target_ids[2], o.target_ids[3]);
-  has(message(o, helper, source, output), "overlap target ids are not strictly ascending at position 3");
+  refused(o, helper, source, output, {"overlap target", -1, "ids are not strictly ascending at position 3"});
   o = p.overlap;
   o.source_ids.pop_back();
-  has(message(o, helper, source, output), "overlap has 60 target ids but 59 source ids");
+  refused(o, helper, source, output, {"overlap", -1, "has 60 target ids but 59 source ids"});
   o = p.overlap;
   o.target_ids.clear();
   o.source_ids.clear();
-  has(message(o, helper, source, output), "the overlap is empty");
+  refused(o, helper, source, output, {"overlap", -1, "is empty"});
   CHECK((output.array() == float(sentinel)).all());
 }
 
@@ -814,5 +839,5 @@ TEST_CASE("make_weighting and is_weighting_policy: omp") {
   CHECK(std::get<clp::omp_weights>(omp).k == 8);  // tokensurgeon's default
   CHECK(std::get<clp::omp_weights>(clp::make_weighting("omp", 3)).k == 3);
   CHECK(std::get<clp::top_k_weights>(clp::make_weighting("top-k")).k == 10);
-  CHECK(clp::omp_weights::returns_neighbours);
+  CHECK(clp::omp_weights::input == clp::weighting_input::helper_rows);
 }

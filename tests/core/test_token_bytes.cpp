@@ -211,10 +211,12 @@ TEST_CASE("token_spelling names") {
   std::string message;
   try {
     clp::token_spelling_from_name("bpe");
-  } catch (const clp::error& e) {
+  } catch (const clp::invalid_argument& e) {
     message = e.what();
+    CHECK(e.facts().context == "clp::token_spelling_from_name");
+    CHECK(e.facts().argument == "name");
   }
   CHECK(message ==
-        "clp::token_spelling_from_name: unknown spelling 'bpe' (expected plain, byte_level, sentencepiece or "
+        "clp::token_spelling_from_name: 'name' 'bpe' is no spelling (expected plain, byte_level, sentencepiece or "
         "wordpiece)");
 }

@@ -65,7 +65,8 @@ TEST_CASE("transfer: a policy given as a clp::weighting or as its type gives the
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   row_major typed(600, 40), chosen(600, 40);
   clp::transfer(source, helper, p.overlap, typed, clp::softmax_weights{5, 0.2f}, fixtures::options(1, 1 << 20));
-  clp::transfer(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f), fixtures::options(1, 1 << 20));
+  clp::transfer(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f),
+                fixtures::options(1, 1 << 20));
   CHECK(fixtures::same_bits(typed, chosen));
   // The default policy is the paper's.
   row_major by_default(600, 40), paper(600, 40);
@@ -134,23 +135,28 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   const std::string rows = error_of([&] {
     clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, short_head});
   });
-  CHECK(rows.find("clp::transfer") == 0);
-  CHECK(rows.find("has 599 rows but 'helper' has 600") != std::string::npos);
+  CHECK(rows == "clp::transfer: 'output_head' has 599 rows but 'helper' has 600");
   row_major wide_head = row_major::Constant(600, 29, float(sentinel));
-  const std::string cols = error_of([&] {
+  const auto cols = fixtures::thrown<clp::invalid_argument>([&] {
     clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, wide_head});
   });
-  CHECK(cols.find("'output_head' has 29 columns but 'source_head' has 28") != std::string::npos);
+  REQUIRE(cols);
+  CHECK(cols->facts().argument == "output_head");
+  CHECK(cols->problem() == "has 29 columns but 'source_head' has 28");
   const row_major few_head_rows = source_head.topRows(100);
   row_major head = row_major::Constant(600, 28, float(sentinel));
-  const std::string ids = error_of([&] {
+  const auto ids = fixtures::thrown<clp::invalid_argument>([&] {
     clp::transfer(source, helper, p.overlap, output, clp::untied_head{few_head_rows, head});
   });
-  CHECK(ids.find("is outside the 100 rows of 'source_head'") != std::string::npos);
+  REQUIRE(ids);
+  CHECK(ids->facts().argument == "overlap source");
+  CHECK(ids->facts().row >= 100);
+  CHECK(ids->problem() == "is outside the 100 rows of 'source_head'");
   CHECK((output.array() == float(sentinel)).all());
   CHECK((head.array() == float(sentinel)).all());
   row_major narrow = row_major::Constant(600, 39, float(sentinel));
-  CHECK(error_of([&] { clp::transfer(source, helper, p.overlap, narrow); }).find("clp::synthesize_rows") == 0);
+  // Every form of transfer names itself, the plain one too.
+  CHECK(error_of([&] { clp::transfer(source, helper, p.overlap, narrow); }).find("clp::transfer: ") == 0);
 }
 
 TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three element types, against the oracle") {
@@ -207,8 +213,8 @@ TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three elemen
                       {"encoder copy", &copy_values, fixtures::values_of(output_copy, 600, 9), 8e-3, false}};
     for (const expected& e : all) {
       INFO("pair " << e.name);
-      const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids,
-                                           p.overlap.missing_ids, *e.source, fixtures::oracle_policy(policy), 1e-5);
+      const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids, p.overlap.missing_ids,
+                                           *e.source, fixtures::oracle_policy(policy), 1e-5);
       std::vector<clp::Index> rows;
       for (clp::Index t : p.overlap.missing_ids)
         if (!std::binary_search(want.ambiguous.begin(), want.ambiguous.end(), t)) rows.push_back(t);
@@ -241,16 +247,17 @@ TEST_CASE("transfer with matrix_pairs: errors name the pair, and nothing is writ
   const std::string rows = error_of([&] {
     clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{{"cls.predictions.bias", bias, short_bias}});
   });
-  CHECK(rows.find("clp::transfer") == 0);
-  CHECK(rows.find("'cls.predictions.bias output' has 599 rows but 'helper' has 600") != std::string::npos);
+  CHECK(rows == "clp::transfer: 'cls.predictions.bias output' has 599 rows but 'helper' has 600");
   const Eigen::VectorXf few = Eigen::VectorXf::Ones(100);
   Eigen::VectorXf out_bias = Eigen::VectorXf::Constant(600, float(sentinel));
-  const std::string ids = error_of([&] {
+  const auto ids = fixtures::thrown<clp::invalid_argument>([&] {
     clp::synthesize_rows(source, helper, p.overlap, output, clp::matrix_pairs{{"final_logits_bias", few, out_bias}},
                          clp::top_k_weights{5});
   });
-  CHECK(ids.find("clp::synthesize_rows") == 0);
-  CHECK(ids.find("is outside the 100 rows of 'final_logits_bias source'") != std::string::npos);
+  REQUIRE(ids);
+  CHECK(ids->facts().context == "clp::synthesize_rows");
+  CHECK(ids->facts().argument == "overlap source");
+  CHECK(ids->problem() == "is outside the 100 rows of 'final_logits_bias source'");
   CHECK((output.array() == float(sentinel)).all());
   CHECK((out_bias.array() == float(sentinel)).all());
   // An empty list is the plain call.
@@ -258,4 +265,31 @@ TEST_CASE("transfer with matrix_pairs: errors name the pair, and nothing is writ
   clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{}, clp::top_k_weights{5});
   clp::transfer(source, helper, p.overlap, plain, clp::top_k_weights{5});
   CHECK(fixtures::same_bits(output, plain));
+}
+
+TEST_CASE("transfer and synthesize_rows take views whose element type is a run-time value") {
+  // What a torch::Tensor or a checkpoint's tensor reaches the library as: matrix_view<const
+  // void> inputs, matrix_view<void> outputs, and the same bits as the typed call.
+  const transfer_problem p;
+  const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
+  const bf16_matrix source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m.cast<Eigen::bfloat16>();
+  const row_major source_head = fixtures::make<fixtures::eigen_row_major<float>>(p.source_head).m;
+  bf16_matrix typed = bf16_matrix::Constant(600, 40, Eigen::bfloat16(float(sentinel)));
+  bf16_matrix untyped = typed;
+  row_major typed_head = row_major::Constant(600, 28, float(sentinel)), untyped_head = typed_head;
+  const auto options = fixtures::options(2, 1 << 20);
+  clp::transfer(source, helper, p.overlap, typed, clp::untied_head{source_head, typed_head}, clp::top_k_weights{4},
+                options);
+  const clp::matrix_view<const void> source_view = clp::make_view(source), helper_view = clp::make_view(helper),
+                                     head_view = clp::make_view(source_head);
+  const clp::matrix_view<void> output_view = clp::make_view(untyped), output_head_view = clp::make_view(untyped_head);
+  CHECK(source_view.type() == clp::element_type::bfloat16);
+  clp::transfer(source_view, helper_view, p.overlap, output_view, clp::untied_head{head_view, output_head_view},
+                clp::top_k_weights{4}, options);
+  CHECK((untyped.array() == typed.array()).all());
+  CHECK(fixtures::same_bits(untyped_head, typed_head));
+  bf16_matrix by_pairs = bf16_matrix::Constant(600, 40, Eigen::bfloat16(0.0f));
+  clp::synthesize_rows(source_view, helper_view, p.overlap, clp::matrix_view<void>(clp::make_view(by_pairs)),
+                       clp::matrix_pairs{{"head", head_view, output_head_view}}, clp::top_k_weights{4}, options);
+  CHECK((by_pairs.array() == typed.array()).all());
 }

@@ -316,19 +316,32 @@ TEST_CASE("intersect_vocabularies: ids outside the matrices are errors naming th
   const std::vector<std::string> source{"a", "b", "c"};
   const std::vector<std::pair<std::string, int>> target{{"a", 0}, {"c", 7}};
   const std::string target_past = error_of([&] { clp::intersect_vocabularies(source, target, {3, 5, {}}); });
-  CHECK(contains(target_past, "target token 'c' (id 7) is past the 5 rows"));
-  const std::string source_past = error_of([&] { clp::intersect_vocabularies(source, target, {2, 8, {}}); });
-  CHECK(contains(source_past, "source token 'c' (id 2) is past the 2 rows"));
+  CHECK(target_past ==
+        "clp::intersect_vocabularies: 'target' row 7 (token 'c') is past the 5 rows of its embedding matrix");
+  const auto source_past = fixtures::thrown<clp::invalid_argument>([&] {
+    clp::intersect_vocabularies(source, target, {2, 8, {}});
+  });
+  REQUIRE(source_past);
+  CHECK(source_past->facts().argument == "source");
+  CHECK(source_past->facts().row == 2);
+  CHECK(source_past->problem() == "(token 'c') is past the 2 rows of its embedding matrix");
   const std::vector<std::pair<std::string, int>> negative{{"a", 0}, {"b", -1}};
-  const std::string negative_id = error_of([&] { clp::intersect_vocabularies(negative, source); });
-  CHECK(contains(negative_id, "source token 'b' (id -1) has a negative id"));
+  const auto negative_id =
+      fixtures::thrown<clp::invalid_argument>([&] { clp::intersect_vocabularies(negative, source); });
+  REQUIRE(negative_id);
+  CHECK(negative_id->facts().argument == "source");
+  CHECK(negative_id->facts().row == -1);
+  CHECK(negative_id->problem() == "token 'b' has a negative id, -1");
 }
 
 TEST_CASE("intersect_vocabularies: empty vocabularies and an empty overlap are errors") {
   const std::vector<std::string> empty;
   const std::vector<std::string> some{"a", "b"};
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(empty, some); }), "the source vocabulary is empty"));
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(some, empty); }), "the target vocabulary is empty"));
+  CHECK(error_of([&] { clp::intersect_vocabularies(empty, some); }) ==
+        "clp::intersect_vocabularies: 'source' holds no token");
+  const auto empty_target = fixtures::thrown<clp::invalid_argument>([&] { clp::intersect_vocabularies(some, empty); });
+  REQUIRE(empty_target);
+  CHECK(empty_target->facts().argument == "target");
   const std::vector<std::string> other{"x", "y", "z"};
   CHECK(contains(error_of([&] { clp::intersect_vocabularies(some, other); }),
                  "share no token (2 source, 3 target tokens)"));
@@ -338,11 +351,14 @@ TEST_CASE("intersect_vocabularies: empty vocabularies and an empty overlap are e
 TEST_CASE("intersect_vocabularies: duplicate tokens and ids are errors naming the token") {
   const std::vector<std::string> listed_twice{"a", "b", "a"};
   const std::vector<std::string> some{"a"};
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(listed_twice, some); }),
-                 "source token 'a' (id 2) is listed twice"));
+  const auto twice = fixtures::thrown<clp::invalid_argument>([&] { clp::intersect_vocabularies(listed_twice, some); });
+  REQUIRE(twice);
+  CHECK(twice->facts().argument == "source");
+  CHECK(twice->facts().row == 2);
+  CHECK(twice->problem() == "(token 'a') repeats the token of row 0");
   const std::vector<std::pair<std::string, int>> shared_id{{"a", 0}, {"b", 1}, {"c", 1}};
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(some, shared_id); }),
-                 "target tokens 'b' and 'c' share id 1"));
+  CHECK(error_of([&] { clp::intersect_vocabularies(some, shared_id); }) ==
+        "clp::intersect_vocabularies: 'target' row 1 belongs to two tokens, 'b' and 'c'");
 }
 
 TEST_CASE("intersect_vocabularies: the normaliser matches differently spelled tokens, lowest source id wins") {
@@ -992,10 +1008,17 @@ TEST_CASE("respelled vocabularies: Qwen3 as SentencePiece meets itself by bytes,
 TEST_CASE("intersect_vocabularies: shared ids are found among sparse ids too, the first clash named") {
   const std::vector<std::pair<std::string, std::int64_t>> sparse{
       {"a", 5000000000}, {"b", 7}, {"c", 9000000000}, {"d", 7}, {"e", 5000000000}};
-  CHECK(
-      contains(error_of([&] { clp::intersect_vocabularies(sparse, sparse); }), "source tokens 'b' and 'd' share id 7"));
+  const auto sparse_clash =
+      fixtures::thrown<clp::invalid_argument>([&] { clp::intersect_vocabularies(sparse, sparse); });
+  REQUIRE(sparse_clash);
+  CHECK(sparse_clash->facts().argument == "source");
+  CHECK(sparse_clash->facts().row == 7);
+  CHECK(sparse_clash->problem() == "belongs to two tokens, 'b' and 'd'");
   const std::vector<std::pair<std::string, int>> dense{{"a", 1}, {"b", 0}, {"c", 1}, {"d", 0}};
-  CHECK(contains(error_of([&] { clp::intersect_vocabularies(dense, dense); }), "source tokens 'a' and 'c' share id 1"));
+  const auto dense_clash = fixtures::thrown<clp::invalid_argument>([&] { clp::intersect_vocabularies(dense, dense); });
+  REQUIRE(dense_clash);
+  CHECK(dense_clash->facts().row == 1);
+  CHECK(dense_clash->problem() == "belongs to two tokens, 'a' and 'c'");
 }
 
 TEST_CASE("intersect_vocabularies: forced pairs replace a match or add one, and are counted apart") {

@@ -1,7 +1,8 @@
-// Tests for <clp/knn_overlap.hpp>: the neighbour search against a brute-force double oracle,
-// determinism over threads and tile budgets, the tie rule, the sampled overload, every error,
-// and every kind of input matrix.
-#include "../support/error_of.hpp"
+// SPDX-License-Identifier: MIT
+// clp/knn_overlap.hpp: the overlap against the brute-force double oracle, determinism over
+// threads and tile budgets, the sampled overload, every error, and every kind of input matrix.
+// (The neighbour search itself: test_nearest_neighbours.cpp.)
+#include "knn_fixtures.hpp"
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/adapters/xtensor.hpp>
@@ -18,113 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-row_major random_matrix(clp::Index rows, clp::Index cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  row_major m(rows, cols);
-  for (clp::Index r = 0; r < rows; ++r)
-    for (clp::Index c = 0; c < cols; ++c) m(r, c) = normal(rng);
-  return m;
-}
-
-/// A second embedding of the same tokens: a random linear map of a plus noise, so the
-/// neighbourhoods partly survive.
-row_major related_matrix(const row_major& a, clp::Index cols, unsigned seed) {
-  const row_major map = random_matrix(a.cols(), cols, seed);
-  return a * map + 2.0f * random_matrix(a.rows(), cols, seed + 1);
-}
-
-/// The oracle: the full cosine matrix in double, every row's candidates sorted by (cosine
-/// descending, id ascending), self excluded.
-struct oracle {
-  clp::Index rows = 0;
-  std::vector<std::vector<clp::Index>> order;    // rows - 1 ids per row, best first
-  std::vector<std::vector<double>> cosine;  // cosine[v][u]
-
-  explicit oracle(const row_major& x) : rows(x.rows()) {
-    const Eigen::MatrixXd d = x.cast<double>();
-    Eigen::MatrixXd unit = d;
-    for (clp::Index r = 0; r < rows; ++r) {
-      const double norm = d.row(r).norm();
-      unit.row(r) = norm > 0 ? Eigen::RowVectorXd(d.row(r) / norm) : Eigen::RowVectorXd::Zero(d.cols());
-    }
-    const Eigen::MatrixXd c = unit * unit.transpose();
-    for (clp::Index v = 0; v < rows; ++v) {
-      std::vector<double> row(static_cast<std::size_t>(rows));
-      for (clp::Index u = 0; u < rows; ++u) row[u] = c(v, u);
-      std::vector<clp::Index> ids;
-      for (clp::Index u = 0; u < rows; ++u)
-        if (u != v) ids.push_back(u);
-      std::sort(ids.begin(), ids.end(),
-                [&](clp::Index p, clp::Index q) { return row[p] > row[q] || (row[p] == row[q] && p < q); });
-      order.push_back(std::move(ids));
-      cosine.push_back(std::move(row));
-    }
-  }
-
-  /// True when the k-th and (k+1)-th cosines of v are so close that float32 may swap them.
-  bool ambiguous(clp::Index v, clp::Index k, double tolerance = 1e-5) const {
-    return cosine[v][order[v][k - 1]] - cosine[v][order[v][k]] < tolerance;
-  }
-};
-
-/// Our neighbours of v agree with the oracle: exactly when the boundary is clear, and
-/// otherwise every chosen id is within the tolerance of the oracle's k-th cosine.
-void check_neighbours(const oracle& o, clp::Index v, const clp::Index* ours, clp::Index k) {
-  const double kth = o.cosine[v][o.order[v][k - 1]];
-  if (!o.ambiguous(v, k)) {
-    for (clp::Index r = 0; r < k; ++r)
-      if (ours[r] != o.order[v][r] && std::abs(o.cosine[v][ours[r]] - o.cosine[v][o.order[v][r]]) > 1e-5) {
-        FAIL("row " << v << " rank " << r << ": got " << ours[r] << ", oracle " << o.order[v][r]);
-      }
-    std::vector<clp::Index> a(ours, ours + k), b(o.order[v].begin(), o.order[v].begin() + k);
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    CHECK(a == b);
-  } else {
-    for (clp::Index r = 0; r < k; ++r) CHECK(o.cosine[v][ours[r]] >= kth - 1e-5);
-  }
-}
-
-std::vector<clp::Index> all_rows(clp::Index n) {
-  std::vector<clp::Index> ids(static_cast<std::size_t>(n));
-  std::iota(ids.begin(), ids.end(), clp::Index(0));
-  return ids;
-}
-
-using clp_test::error_of;
-
-}  // namespace
-
-TEST_CASE("nearest_neighbours matches the double oracle at widths 24 and 40") {
-  for (clp::Index width : {24, 40}) {
-    CAPTURE(width);
-    const row_major x = random_matrix(700, width, unsigned(width));
-    const oracle o(x);
-    const auto view = clp::detail::input_view::from(clp::make_view(x));
-    const clp::Index k = 10;
-    const auto ids = all_rows(700);
-    const std::vector<clp::Index> reference = clp::detail::nearest_neighbours(view, ids, k, 1, std::size_t(64) << 20);
-    clp::Index ambiguous = 0;
-    for (clp::Index v = 0; v < 700; ++v) {
-      check_neighbours(o, v, reference.data() + v * k, k);
-      ambiguous += o.ambiguous(v, k);
-    }
-    CHECK(ambiguous < 10);
-    // Bit-identical neighbour lists for any thread count and tile budget (one block of 48 rows
-    // per task up to a single block for all rows).
-    for (std::size_t tile : {std::size_t(1), std::size_t(300) << 10, std::size_t(1) << 20, std::size_t(256) << 20})
-      for (int threads : {1, 2, 3}) {
-        CAPTURE(tile);
-        CAPTURE(threads);
-        CHECK(clp::detail::nearest_neighbours(view, ids, k, threads, tile) == reference);
-      }
-  }
-}
+using namespace knn_fixtures;
 
 TEST_CASE("knn_overlap matches the oracle's overlap and is identical for any threads and tile budget") {
   const row_major a = random_matrix(700, 24, 7);
@@ -197,30 +92,7 @@ TEST_CASE("the sampled overload searches all rows and keeps query order") {
   CHECK(sample.mean_overlap == doctest::Approx(sum / (7.0 * 7)));
 }
 
-TEST_CASE("ties go to the lower row id, across panels and blocks") {
-  // One-hot rows: every cosine is exactly 0 or 1, whatever the summation order.
-  const clp::Index n = 1100;
-  row_major x = row_major::Zero(n, 3);
-  for (clp::Index r = 0; r < n; ++r) x(r, r % 3 == 2 ? 1 : 0) = 1.0f;  // ids 2, 5, 8, ... point along axis 1
-  x.row(7).setZero();                                             // a zero-norm row
-  const auto view = clp::detail::input_view::from(clp::make_view(x));
-  const std::vector<clp::Index> queries{0, 1, 1099, 2, 7, 1000};
-  for (std::size_t tile : {std::size_t(1), std::size_t(64) << 20})
-    for (int threads : {1, 3}) {
-      const auto nb = clp::detail::nearest_neighbours(view, queries, 4, threads, tile);
-      CHECK(std::vector<clp::Index>(nb.begin() + 0, nb.begin() + 4) == std::vector<clp::Index>{1, 3, 4, 6});
-      CHECK(std::vector<clp::Index>(nb.begin() + 4, nb.begin() + 8) == std::vector<clp::Index>{0, 3, 4, 6});
-      CHECK(std::vector<clp::Index>(nb.begin() + 8, nb.begin() + 12) == std::vector<clp::Index>{0, 1, 3, 4});
-      CHECK(std::vector<clp::Index>(nb.begin() + 12, nb.begin() + 16) == std::vector<clp::Index>{5, 8, 11, 14});
-      // The zero row: cosine 0 with everyone, so the lowest ids of the cosine-0 rows come after
-      // nothing better; every row ties at 0.
-      CHECK(std::vector<clp::Index>(nb.begin() + 16, nb.begin() + 20) == std::vector<clp::Index>{0, 1, 2, 3});
-      // Other rows see the zero row at cosine 0, behind all rows of their own axis.
-      CHECK(std::vector<clp::Index>(nb.begin() + 20, nb.begin() + 24) == std::vector<clp::Index>{0, 1, 3, 4});
-    }
-}
-
-TEST_CASE("every caller error throws clp::error with a one-line message") {
+TEST_CASE("every caller error is a typed clp::error with its facts and a one-line message") {
   const row_major a = random_matrix(20, 4, 31);
   const row_major b = random_matrix(20, 6, 32);
   const row_major short_b = random_matrix(19, 6, 33);
@@ -228,20 +100,25 @@ TEST_CASE("every caller error throws clp::error with a one-line message") {
   auto one_line = [](const std::string& s) { return s.find('\n') == std::string::npos; };
 
   std::string m = error_of([&] { clp::knn_overlap(a, short_b); });
-  CHECK(m == "clp::knn_overlap: 'a' has 20 rows but 'b' has 19 (both must hold the same vocabulary)");
+  CHECK(m == "clp::knn_overlap: 'b' has 19 rows but 'a' has 20 (both must hold the same vocabulary)");
   m = error_of([&] { clp::knn_overlap(a, b, clp::knn_options{0}); });
-  CHECK(m == "clp::knn_overlap: k must be at least 1, got 0");
-  m = error_of([&] { clp::knn_overlap(a, b, clp::knn_options{20}); });
-  CHECK(m == "clp::knn_overlap: k = 20 must be smaller than the 20 rows (a token is not its own neighbour)");
+  CHECK(m == "clp::knn_overlap: 'k' must be at least 1, got 0");
+  const auto too_many = thrown<clp::invalid_argument>([&] { clp::knn_overlap(a, b, clp::knn_options{20}); });
+  REQUIRE(too_many);
+  CHECK(too_many->facts().context == "clp::knn_overlap");
+  CHECK(too_many->facts().argument == "k");
+  CHECK(too_many->problem() == "is 20 but must be smaller than the 20 rows (a token is not its own neighbour)");
   CHECK(clp::knn_overlap(a, b, clp::knn_options{19}).mean_overlap == 1.0);  // k = #vocab - 1: everyone
   m = error_of([&] { clp::knn_overlap(empty, empty); });
   CHECK(m == "clp::knn_overlap: 'a' is empty (0 x 4)");
   m = error_of([&] { clp::knn_overlap(a, no_columns); });
   CHECK(m == "clp::knn_overlap: 'b' is empty (20 x 0)");
   m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{3, 20}); });
-  CHECK(m == "clp::knn_overlap: query id 20 at position 1 is outside the 20 rows");
-  m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{-1}); });
-  CHECK(m == "clp::knn_overlap: query id -1 at position 0 is outside the 20 rows");
+  CHECK(m == "clp::knn_overlap: 'queries' id 20 at position 1 is outside the 20 rows");
+  const auto negative = thrown<clp::invalid_argument>([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{-1}); });
+  REQUIRE(negative);
+  CHECK(negative->facts().argument == "queries");
+  CHECK(negative->problem() == "id -1 at position 0 is outside the 20 rows");
   m = error_of([&] { clp::knn_overlap(a, b, std::vector<clp::Index>{}); });
   CHECK(m == "clp::knn_overlap: 'queries' is empty");
   row_major bad = b;
@@ -250,9 +127,13 @@ TEST_CASE("every caller error throws clp::error with a one-line message") {
   CHECK(m == "clp::knn_overlap: 'b' row 13 column 5 is NaN or infinite");
   bad = a;
   bad(2, 1) = std::numeric_limits<float>::infinity();
-  m = error_of([&] { clp::knn_overlap(bad, b, std::vector<clp::Index>{0}); });  // a non-query row counts too
-  CHECK(m == "clp::knn_overlap: 'a' row 2 column 1 is NaN or infinite");
-  CHECK(one_line(m));
+  const auto infinite = thrown<clp::non_finite_input>(
+      [&] { clp::knn_overlap(bad, b, std::vector<clp::Index>{0}); });  // a non-query row counts too
+  REQUIRE(infinite);
+  CHECK(infinite->facts().argument == "a");
+  CHECK(infinite->facts().row == 2);
+  CHECK(infinite->facts().column == 1);
+  CHECK(one_line(infinite->what()));
 }
 
 TEST_CASE("Eigen, xtensor and raw buffers of every element type give the same result") {

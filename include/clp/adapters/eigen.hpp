@@ -4,8 +4,9 @@
 /// @file
 /// clp::matrix_traits for Eigen: Matrix, Array, Map, Block, Ref, row- or column-major, with any
 /// outer stride. Expressions (products, sums) have no memory to view and do not compile;
-/// an inner stride other than one is a run-time clp::error, not a silent copy.
+/// an inner stride other than one is a run-time clp::unsupported_layout, not a silent copy.
 
+#include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
 #include <Eigen/Core>
@@ -25,8 +26,9 @@ struct matrix_traits<M, std::enable_if_t<std::is_base_of_v<Eigen::DenseBase<M>, 
   static auto view(Dense& m) {
     using element = std::remove_pointer_t<decltype(m.data())>;
     if (m.innerStride() != 1)
-      detail::fail("clp: Eigen object with inner stride " + std::to_string(m.innerStride()) +
-                   " cannot be viewed without a copy");
+      throw unsupported_layout(
+          {"clp::make_view", "", "", "", -1, -1},
+          "an Eigen object with inner stride " + std::to_string(m.innerStride()) + " cannot be viewed without a copy");
     return matrix_view<element>(m.data(), m.rows(), m.cols(), m.outerStride(),
                                 M::IsRowMajor ? storage_order::row_major : storage_order::column_major);
   }

@@ -4,9 +4,11 @@
 /// @file
 /// clp::matrix_traits for xtensor containers: `xt::xtensor<T, 2>` and 2-D `xt::xarray<T>`, in
 /// row- or column-major layout. Include this header yourself; the core never needs xtensor.
-/// Works with the flat header layout of xtensor 0.24 (Debian 12) and the split layout of
+/// A layout that cannot be viewed without a copy (not 2-D, no unit stride) is a
+/// clp::unsupported_layout. Works with the flat header layout of xtensor 0.24 (Debian 12) and the split layout of
 /// xtensor 0.26 and later.
 
+#include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
 
 #if __has_include(<xtensor/containers/xtensor.hpp>)
@@ -28,7 +30,8 @@ namespace detail {
 template <class Element, class Container>
 matrix_view<Element> view_xtensor(Container& m) {
   if (m.dimension() != 2)
-    fail("clp: xtensor container of dimension " + std::to_string(m.dimension()) + " is not a matrix");
+    throw unsupported_layout({"clp::make_view", "", "", "", -1, -1},
+                             "an xtensor container of dimension " + std::to_string(m.dimension()) + " is not a matrix");
   const auto rows = static_cast<Index>(m.shape()[0]);
   const auto cols = static_cast<Index>(m.shape()[1]);
   const auto s0 = static_cast<Index>(m.strides()[0]);
@@ -37,8 +40,9 @@ matrix_view<Element> view_xtensor(Container& m) {
     return matrix_view<Element>(m.data(), rows, cols, rows <= 1 ? cols : s0, storage_order::row_major);
   if (rows <= 1 || s0 == 1)
     return matrix_view<Element>(m.data(), rows, cols, cols <= 1 ? rows : s1, storage_order::column_major);
-  fail("clp: xtensor container with strides (" + std::to_string(s0) + ", " + std::to_string(s1) +
-       ") cannot be viewed without a copy");
+  throw unsupported_layout({"clp::make_view", "", "", "", -1, -1}, "an xtensor container with strides (" +
+                                                                       std::to_string(s0) + ", " + std::to_string(s1) +
+                                                                       ") cannot be viewed without a copy");
 }
 
 }  // namespace detail

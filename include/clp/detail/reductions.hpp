@@ -1,22 +1,39 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal: the largest entry and the sum of a row, and its largest absolute value, over
-// independent lanes so the compiler vectorises them, and the median of a list. (The sums a
-// dense policy needs are clp::statistics_of, in <clp/weights.hpp>.)
+// Internal: the reductions of a row the kernels make, each over independent lanes added in a
+// fixed order, so the compiler vectorises them and the result is a function of the row alone
+// (wherever it lies in memory, whichever thread computes it): a row's norm, its largest entry
+// and sum, its largest absolute value; and the median of a list. (The sums a dense policy
+// needs are clp::statistics_of, in <clp/policy.hpp>.)
+#include <clp/detail/internal_header_check.hpp>
 
-#include <clp/matrix_view.hpp>
+#include <clp/element_type.hpp>
+
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <vector>
 
 namespace clp::detail {
 
-/// The largest entry and the sum (in double, over fixed lanes added in order: a function of
-/// the row alone) of x[0..n).
+/// The Euclidean norm of row[0..n), summed in double over eight lanes.
+inline double row_norm(const float* row, Index n) {
+  constexpr int lanes = 8;
+  using double_lanes = Eigen::Array<double, lanes, 1>;
+  double_lanes sum = double_lanes::Zero();
+  Index c = 0;
+  for (; c + lanes <= n; c += lanes)
+    sum += Eigen::Map<const Eigen::Array<float, lanes, 1>>(row + c).cast<double>().square();
+  for (int l = 0; c < n; ++c, ++l) sum[l] += double(row[c]) * row[c];
+  double total = 0;
+  for (int l = 0; l < lanes; ++l) total += sum[l];
+  return std::sqrt(total);
+}
+
+/// The largest entry and the sum (in double) of x[0..n).
 inline void max_and_sum(const float* x, Index n, float& max, double& sum) {
   constexpr int lanes = 8;
   float top[lanes];

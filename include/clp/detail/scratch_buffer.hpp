@@ -5,6 +5,7 @@
 // zero-fills (every element is written before it is read), and buffers of 2 MiB and more are
 // 2 MiB-aligned and offered to Linux as transparent huge pages: first-touch page faults were
 // a measurable share of a block's time with ordinary pages.
+#include <clp/detail/internal_header_check.hpp>
 
 #include <cstddef>
 #include <cstdlib>

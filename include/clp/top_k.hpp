@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal: a running top k under "larger cosine, then lower id", fed candidates in ascending
-// id order (the k-NN overlap feeds it panel by panel, the top-k weightings a whole row), and
-// the whole-row selection built on it.
+/// @file
+/// The k largest of a row of scores under one strict order, "larger score, then lower index",
+/// so that the choice is a function of the row alone: select_top_k, what the neighbour-list
+/// weightings (top_k_weights, softmax_weights) choose by, public for a policy of your own that
+/// must choose the same way. Underneath, a running top k fed candidates panel by panel (how
+/// clp::nearest_neighbours searches a vocabulary without a #vocab by #vocab matrix).
 
-#include <clp/matrix_view.hpp>
+#include <clp/element_type.hpp>
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-namespace clp::detail {
+namespace clp {
+
+namespace detail {
 
 /// A candidate neighbour: its cosine with the query and its row id.
 struct scored_row {
@@ -62,19 +67,26 @@ inline Index offer_candidates(const float* cosines, Index n, Index first_id, sco
   return size;
 }
 
-/// The k largest of cosines[0..n) (ties: lower index first), written to neighbour[] in
-/// descending order; returns how many (min(k, n)). One pass: chunks holding nothing better
-/// than the current k-th best are ruled out by a vectorised count, so the heap is touched
-/// about k log(n / k) times.
-inline Index select_top_k(const float* cosines, Index n, Index k, Index* neighbour) {
+}  // namespace detail
+
+/// The k largest of scores[0..n) (ties: the lower index first), their indices written to
+/// chosen[] in descending order of score. One pass: chunks holding nothing better than the
+/// current k-th best are ruled out by a vectorised count, so the heap is touched about
+/// k log(n / k) times.
+/// @param[in]  scores  n scores (cosines, say); a score of -infinity is never chosen
+/// @param[in]  n       count, >= 0
+/// @param[in]  k       how many to choose
+/// @param[out] chosen  at least min(k, n) indices
+/// @return how many were written: min(k, n), fewer only where scores are -infinity
+inline Index select_top_k(const float* scores, Index n, Index k, Index* chosen) {
   k = std::min(k, n);
   if (k <= 0) return 0;
-  thread_local std::vector<scored_row> heap;
+  thread_local std::vector<detail::scored_row> heap;
   heap.resize(static_cast<std::size_t>(k));
-  const Index size = offer_candidates(cosines, n, 0, heap.data(), 0, k);
-  std::sort_heap(heap.data(), heap.data() + size, ranks_before{});
-  for (Index i = 0; i < size; ++i) neighbour[i] = heap[static_cast<std::size_t>(i)].id;
+  const Index size = detail::offer_candidates(scores, n, 0, heap.data(), 0, k);
+  std::sort_heap(heap.data(), heap.data() + size, detail::ranks_before{});
+  for (Index i = 0; i < size; ++i) chosen[i] = heap[static_cast<std::size_t>(i)].id;
   return size;
 }
 
-}  // namespace clp::detail
+}  // namespace clp

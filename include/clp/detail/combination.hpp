@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: a block's output rows from its weights and the overlapping source rows
+// (eq. 3), per source, in the way the weighting's input allows (synthesis_plan.hpp's combiner),
+// then scaled, or replaced by the mean where a row fell back, and stored.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/block_context.hpp>
+#include <clp/detail/reductions.hpp>
+#include <clp/detail/row_outcomes.hpp>
+#include <clp/detail/rows.hpp>
+#include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/tiling.hpp>
+#include <clp/element_type.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <vector>
+
+namespace clp::detail {
+
+/// sum_k w_k a_{neighbour k}, reading only the chosen source rows.
+inline void combine_neighbours(const block_context& context, std::size_t p, Index m, const block_buffers& buffers) {
+  const matrix_view<const void>& source = context.pairs[p].source;
+  const Index d = source.cols();
+  const Index k_max = context.plan.k_max;
+  float* const source_row = buffers.source_row;
+  for (Index i = 0; i < m; ++i) {
+    float* out = buffers.accumulator + i * d;
+    std::fill(out, out + d, 0.0f);
+    const Index* neighbour = buffers.neighbours + i * k_max;
+    const float* weight = buffers.weights + i * k_max;
+    for (Index k = 0; k < buffers.counts[i]; ++k) {
+      load_row(source, context.overlap.source_ids[std::size_t(neighbour[k])], source_row);
+      for (Index c = 0; c < d; ++c) out[c] += weight[k] * source_row[c];
+    }
+  }
+}
+
+/// The normalised queries times P.
+inline void combine_projected(const block_context& context, std::size_t p, const block_buffers& buffers) {
+  const synthesis_plan& plan = context.plan;
+  const Index d = context.pairs[p].source.cols();
+  matrix_map(buffers.accumulator, plan.blocks.rows, d).noalias() =
+      matrix_map(buffers.queries, plan.blocks.rows, plan.d_helper) *
+      const_matrix_map(context.panels.projection[p].data(), plan.d_helper, d);
+}
+
+/// The weights times the overlapping source rows, panel by panel.
+inline void combine_dense(const block_context& context, std::size_t p, const block_buffers& buffers) {
+  const synthesis_plan& plan = context.plan;
+  const matrix_view<const void>& source = context.pairs[p].source;
+  const Index d = source.cols();
+  const Index n_overlap = plan.n_overlap;
+  matrix_map result(buffers.accumulator, plan.blocks.rows, d);
+  for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    const float* a = context.panels.source[p].data() + p0 * d;
+    if (!plan.resident) {
+      gather_rows(source, context.overlap.source_ids.data() + p0, pn, buffers.panel);
+      a = buffers.panel;
+    }
+    const auto weights = strided_map(buffers.cosines + p0, plan.blocks.rows, pn, Eigen::OuterStride<>(n_overlap));
+    const auto values = const_matrix_map(a, pn, d);
+    if (p0 == 0)
+      result.noalias() = weights * values;
+    else
+      result.noalias() += weights * values;
+  }
+}
+
+/// The block's output rows for source p, unscaled, into the accumulator.
+inline void combine(const block_context& context, combiner how, std::size_t p, Index m, const block_buffers& buffers) {
+  switch (how) {
+    case combiner::neighbours:
+      combine_neighbours(context, p, m, buffers);
+      return;
+    case combiner::projected:
+      combine_projected(context, p, buffers);
+      return;
+    case combiner::dense:
+      break;
+  }
+  combine_dense(context, p, buffers);
+}
+
+/// Scales each output row of source p (or replaces it with the mean where the row fell back)
+/// and stores it.
+inline void finish_rows(const block_context& context, std::size_t p, block_rows rows, const block_buffers& buffers) {
+  const source_output& pair = context.pairs[p];
+  const Index d = pair.source.cols();
+  const std::vector<float>& mean = context.scan.means[p];
+  for (Index i = 0; i < rows.m; ++i) {
+    const std::size_t row = std::size_t(rows.row0 + i);
+    float* out = buffers.accumulator + i * d;
+    const float scale = buffers.scale[i];
+    if (context.outcomes.flags[row] & (zero_norm | fallback))
+      std::copy(mean.begin(), mean.end(), out);
+    else if (scale != 1.0f)
+      for (Index c = 0; c < d; ++c) out[c] *= scale;
+    store_row(pair.output, context.missing[row], out);
+    if (p == 0) context.outcomes.output_norm[row] = row_norm(out, d);
+  }
+}
+
+}  // namespace clp::detail

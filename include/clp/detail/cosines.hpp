@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: a block's queries (its normalised helper rows) and its cosines with the
+// overlap, the one large product of most weightings. The product is cut into the fixed panels
+// of the overlap (tiling.hpp), which is what keeps every cosine's bits independent of the
+// block it was computed in.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/block_context.hpp>
+#include <clp/detail/overlap_panels.hpp>
+#include <clp/detail/reductions.hpp>
+#include <clp/detail/row_outcomes.hpp>
+#include <clp/detail/rows.hpp>
+#include <clp/detail/tiling.hpp>
+#include <clp/element_type.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace clp::detail {
+
+/// Normalised helper rows of the block; rows past m are zero (padding to the block height). A
+/// zero row is flagged zero_norm; the pursuit keeps every row's norm.
+inline void normalise_queries(const block_context& context, block_rows rows, const block_buffers& buffers) {
+  const synthesis_plan& plan = context.plan;
+  float* const queries = buffers.queries;
+  const Index d_helper = plan.d_helper;
+  matrix_map(queries, plan.blocks.rows, d_helper).bottomRows(plan.blocks.rows - rows.m).setZero();
+  for (Index i = 0; i < rows.m; ++i) {
+    float* q = queries + i * d_helper;
+    load_row(context.helper, context.missing[std::size_t(rows.row0 + i)], q);
+    const double norm = row_norm(q, d_helper);
+    if (plan.pursuit) buffers.query_norm[i] = static_cast<float>(norm);
+    if (norm > 0) {
+      const float inverse = static_cast<float>(1.0 / norm);
+      for (Index c = 0; c < d_helper; ++c) q[c] *= inverse;
+    } else {
+      context.outcomes.flags[std::size_t(rows.row0 + i)] |= zero_norm;
+    }
+  }
+}
+
+/// The block's rows `left` (block x d_helper) times the normalised overlapping helper rows,
+/// panel by panel of the overlap, into the cosine block: the cosines for the normalised
+/// queries, a pursuit's correlations for its residuals.
+inline void form_cosines(const block_context& context, const float* left, const block_buffers& buffers) {
+  const synthesis_plan& plan = context.plan;
+  const Index n_overlap = plan.n_overlap;
+  const Index d_helper = plan.d_helper;
+  const const_matrix_map queries(left, plan.blocks.rows, d_helper);
+  for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    const float* h = context.panels.helper.data() + p0 * d_helper;
+    if (!plan.resident) {
+      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, p0, pn, buffers.panel);
+      h = buffers.panel;
+    }
+    strided_map(buffers.cosines + p0, plan.blocks.rows, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
+        queries * const_matrix_map(h, pn, d_helper).transpose();
+  }
+}
+
+/// Flags of a row from its cosines, whatever the weighting: no positive cosine, a negative sum.
+inline void flag_cosines(double max, double sum, std::uint8_t& flag) {
+  if (max <= 0) flag |= no_positive;
+  if (sum < 0) flag |= negative_sum;
+}
+
+}  // namespace clp::detail

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: what the blocks share about the overlap, prepared once before they run.
+// The overlap's normalised helper rows (and, for a dense combine, its source rows) gathered as
+// float32 panels when they fit the budget; P = sum_j n_j a_j^T per source for scaled cosines;
+// the Gram matrix of the normalised helper rows for Batch-OMP. Each is summed panel by panel
+// in a fixed order, so its bits do not depend on the thread count.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/rows.hpp>
+#include <clp/detail/scratch_buffer.hpp>
+#include <clp/detail/synthesis_inputs.hpp>
+#include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/tiling.hpp>
+#include <clp/element_type.hpp>
+#include <clp/matrix_view.hpp>
+#include <clp/parallel.hpp>
+#include <clp/vocabulary_overlap.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <vector>
+
+namespace clp::detail {
+
+struct overlap_panels {
+  explicit overlap_panels(std::size_t sources) : source(sources), projection(sources) {}
+  scratch_buffer<float> helper;                   ///< resident: n_overlap x d_helper, normalised
+  std::vector<scratch_buffer<float>> source;      ///< resident, dense combine: per source
+  std::vector<scratch_buffer<float>> projection;  ///< projected combine: P per source
+  scratch_buffer<float> gram;                     ///< Batch-OMP: n_overlap x n_overlap
+};
+
+/// Overlap entries [p0, p0 + pn): the helper's rows, normalised, into the row-major `into`.
+inline void gather_helper_panel(const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                const std::vector<float>& inverse_norm, Index p0, Index pn, float* into) {
+  gather_rows(helper, overlap.target_ids.data() + p0, pn, into);
+  const Index d = helper.cols();
+  for (Index j = 0; j < pn; ++j) {
+    float* h = into + j * d;
+    for (Index c = 0; c < d; ++c) h[c] *= inverse_norm[p0 + j];
+  }
+}
+
+/// The resident panels, gathered in parallel, panel by panel.
+inline void gather_resident_panels(overlap_panels& panels, combiner combine, const std::vector<source_output>& pairs,
+                                   const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                   const std::vector<float>& inverse_norm, int threads) {
+  const Index n_overlap = overlap.size();
+  const bool sources = combine == combiner::dense;
+  panels.helper.reserve(std::size_t(n_overlap * helper.cols()));
+  if (sources)
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+      panels.source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols()));
+  parallel_for(ceil_div(n_overlap, panel_rows), threads, [&](Index panel, int) {
+    const Index p0 = panel * panel_rows;
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    gather_helper_panel(helper, overlap, inverse_norm, p0, pn, panels.helper.data() + p0 * helper.cols());
+    if (sources)
+      for (std::size_t p = 0; p < pairs.size(); ++p)
+        gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
+                    panels.source[p].data() + p0 * pairs[p].source.cols());
+  });
+}
+
+/// A policy whose weights are its cosines times a row scale never needs the weights times
+/// the overlapping source rows: with q_t and n_j the normalised helper rows,
+///     sum_j cos(h_t, h_j) a_j = sum_j (q_t . n_j) a_j = q_t^T P,   P = sum_j n_j a_j^T,
+/// and P (d_helper x d_source, per source) is computed once. The second product shrinks from
+/// |overlap| to d_helper terms per output element; the cosines are still formed, for the
+/// policy's guard and the report. Each panel's product is split into column chunks of fixed
+/// width, one task each.
+inline void compute_projections(overlap_panels& panels, const std::vector<source_output>& pairs,
+                                const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                const std::vector<float>& inverse_norm, bool resident, int threads) {
+  constexpr Index chunk_cols = 256;
+  const Index n_overlap = overlap.size();
+  const Index d_helper = helper.cols();
+  scratch_buffer<float> helper_panel, source_panel;
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const Index d = pairs[p].source.cols();
+    float* const into = panels.projection[p].reserve(std::size_t(d_helper * d));
+    for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
+      const Index pn = std::min(panel_rows, n_overlap - p0);
+      const float* h = panels.helper.data() + p0 * d_helper;
+      if (!resident) {
+        gather_helper_panel(helper, overlap, inverse_norm, p0, pn,
+                            helper_panel.reserve(std::size_t(panel_rows * d_helper)));
+        h = helper_panel.data();
+      }
+      float* const a = source_panel.reserve(std::size_t(panel_rows * d));
+      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, a);
+      parallel_for(ceil_div(d, chunk_cols), threads, [&](Index chunk, int) {
+        const Index c0 = chunk * chunk_cols;
+        const Index cn = std::min(chunk_cols, d - c0);
+        strided_map part(into + c0, d_helper, cn, Eigen::OuterStride<>(d));
+        const const_matrix_map normalised(h, pn, d_helper);
+        const const_strided_map values(a + c0, pn, cn, Eigen::OuterStride<>(d));
+        if (p0 == 0)
+          part.noalias() = normalised.transpose() * values;
+        else
+          part.noalias() += normalised.transpose() * values;
+      });
+    }
+  }
+}
+
+/// Batch-OMP's Gram matrix G = N N^T of the normalised overlapping helper rows N
+/// (n_overlap x n_overlap, float32), one task per panel of its rows. N is gathered whole for it
+/// when the panels are not resident (it is d_helper / n_overlap of G's size).
+inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& helper,
+                         const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, bool resident,
+                         int threads) {
+  const Index n_overlap = overlap.size();
+  const Index d_helper = helper.cols();
+  const Index n_panels = ceil_div(n_overlap, panel_rows);
+  scratch_buffer<float> gathered;
+  const float* rows = panels.helper.data();
+  if (!resident) {
+    float* const into = gathered.reserve(std::size_t(n_overlap * d_helper));
+    parallel_for(n_panels, threads, [&](Index panel, int) {
+      const Index p0 = panel * panel_rows;
+      gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n_overlap - p0),
+                          into + p0 * d_helper);
+    });
+    rows = into;
+  }
+  float* const gram = panels.gram.reserve(std::size_t(n_overlap * n_overlap));
+  const const_matrix_map atoms(rows, n_overlap, d_helper);
+  parallel_for(n_panels, threads, [&](Index panel, int) {
+    const Index p0 = panel * panel_rows;
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    matrix_map(gram + p0 * n_overlap, pn, n_overlap).noalias() = atoms.middleRows(p0, pn) * atoms.transpose();
+  });
+}
+
+/// Everything the plan says the blocks share, prepared.
+inline void prepare_panels(overlap_panels& panels, const synthesis_plan& plan, combiner combine,
+                           const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                           const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
+  if (plan.resident) gather_resident_panels(panels, combine, pairs, helper, overlap, inverse_norm, threads);
+  if (combine == combiner::projected)
+    compute_projections(panels, pairs, helper, overlap, inverse_norm, plan.resident, threads);
+  if (plan.gram) compute_gram(panels, helper, overlap, inverse_norm, plan.resident, threads);
+}
+
+}  // namespace clp::detail

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal: the kernels' row loaders and storers. Every kernel reads its inputs and writes its
+// outputs through these four, on views whose element type is a run-time value, so that each
+// kernel is compiled once per weighting policy rather than once per combination of caller
+// types; every element is converted to and from float32 here, and only here.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/element_type.hpp>
+#include <clp/matrix_view.hpp>
+
+#include <cstring>
+#include <type_traits>
+
+namespace clp::detail {
+
+/// dst[c] = float(v(r, c)) for every column c.
+inline void load_row(const matrix_view<const void>& v, Index r, float* dst) {
+  visit_element_type(v.type(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* row = static_cast<const T*>(v.data()) + r * v.row_stride();
+    const Index stride = v.col_stride();
+    if (stride == 1)
+      to_float32(row, v.cols(), dst);
+    else
+      for (Index c = 0; c < v.cols(); ++c) dst[c] = static_cast<float>(row[c * stride]);
+  });
+}
+
+/// Rows ids[0..n) of v, converted to float32, into the row-major n x v.cols() buffer dst.
+/// Column-major sources are walked column by column so each read stays inside one column.
+inline void gather_rows(const matrix_view<const void>& v, const Index* ids, Index n, float* dst) {
+  const Index cols = v.cols();
+  if (v.col_stride() == 1 || cols <= 1) {
+    for (Index i = 0; i < n; ++i) load_row(v, ids[i], dst + i * cols);
+    return;
+  }
+  visit_element_type(v.type(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* base = static_cast<const T*>(v.data());
+    const Index row_stride = v.row_stride(), col_stride = v.col_stride();
+    for (Index c = 0; c < cols; ++c) {
+      const T* column = base + c * col_stride;
+      for (Index i = 0; i < n; ++i) dst[i * cols + c] = static_cast<float>(column[ids[i] * row_stride]);
+    }
+  });
+}
+
+/// v(r, c) = src[c], rounded to nearest even for half and bfloat16.
+inline void store_row(const matrix_view<void>& v, Index r, const float* src) {
+  visit_element_type(v.type(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* row = static_cast<T*>(v.data()) + r * v.row_stride();
+    const Index stride = v.col_stride();
+    if (stride == 1)
+      from_float32(src, v.cols(), row);
+    else
+      for (Index c = 0; c < v.cols(); ++c) row[c * stride] = static_cast<T>(src[c]);
+  });
+}
+
+/// out(to, :) = in(from, :). Same element type: an exact copy. Otherwise through float32,
+/// which holds every half and bfloat16 exactly; a double only meets float through rounding.
+/// @param scratch  in.cols() floats
+inline void copy_row(const matrix_view<const void>& in, Index from, const matrix_view<void>& out, Index to,
+                     float* scratch) {
+  if (in.type() == out.type()) {
+    visit_element_type(in.type(), [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const T* src = static_cast<const T*>(in.data()) + from * in.row_stride();
+      T* dst = static_cast<T*>(out.data()) + to * out.row_stride();
+      const Index in_stride = in.col_stride(), out_stride = out.col_stride();
+      for (Index c = 0; c < in.cols(); ++c) dst[c * out_stride] = src[c * in_stride];
+    });
+    return;
+  }
+  load_row(in, from, scratch);
+  store_row(out, to, scratch);
+}
+
+}  // namespace clp::detail

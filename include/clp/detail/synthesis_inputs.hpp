@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: what a synthesis reads and writes (its (source, output) pairs and the
+// target rows in range) and the checks of both. Every problem a caller can cause is reported
+// here, before any output is written.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/validation.hpp>
+#include <clp/element_type.hpp>
+#include <clp/error.hpp>
+#include <clp/matrix_view.hpp>
+#include <clp/vocabulary_overlap.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace clp::detail {
+
+/// One (source, output) pair of the synthesis: the embedding, then an untied head or the
+/// matrix_pairs, if any. The names are the arguments' in messages.
+struct source_output {
+  matrix_view<const void> source;
+  matrix_view<void> output;
+  std::string source_name = "source";
+  std::string output_name = "output";
+};
+
+/// The overlap's id lists fit the helper (and so the output) and each source.
+inline void validate_shapes(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                            const vocabulary_overlap& overlap, const char* context) {
+  if (overlap.size() == 0) throw invalid_argument({context, "", "", "overlap", -1, -1}, "is empty");
+  if (overlap.source_ids.size() != overlap.target_ids.size())
+    throw invalid_argument({context, "", "", "overlap", -1, -1},
+                           "has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
+                               std::to_string(overlap.source_ids.size()) + " source ids");
+  if (helper.cols() < 1) throw invalid_argument({context, "", "", "helper", -1, -1}, "has no columns");
+  check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
+  check_sorted_ids(overlap.missing_ids, helper.rows(), "missing target", "helper", context);
+  check_sorted_ids(overlap.unnamed_ids, helper.rows(), "unnamed target", "helper", context);
+  if (!std::includes(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
+                     overlap.unnamed_ids.end()))
+    throw invalid_argument({context, "", "", "overlap", -1, -1}, "has unnamed ids that are not missing ids");
+  for (const source_output& pair : pairs) {
+    check_rows(pair.output.rows(), helper.rows(), pair.output_name, "helper", context);
+    check_columns(pair.output.cols(), pair.source.cols(), pair.output_name, pair.source_name, context);
+    check_ids(overlap.source_ids, pair.source.rows(), "overlap source", pair.source_name, context);
+  }
+}
+
+/// The target rows to write: the overlap entries [copy_begin, copy_end) to copy and the
+/// missing ids to synthesise, those inside [first_row, last_row).
+struct rows_to_write {
+  Index copy_begin = 0, copy_end = 0;
+  std::vector<Index> missing;
+  std::vector<bool> padding;  ///< parallel to missing: no token names the row
+};
+
+/// @param last_row  -1: up to the last target row
+inline rows_to_write select_rows(const vocabulary_overlap& overlap, Index first_row, Index last_row, Index target_rows,
+                                 const char* context) {
+  const Index first = first_row;
+  const Index last = last_row < 0 ? target_rows : last_row;
+  if (first < 0 || first > last || last > target_rows)
+    throw invalid_argument({context, "", "", "options", -1, -1}, "row range [" + std::to_string(first) + ", " +
+                                                                     std::to_string(last) + ") is outside the " +
+                                                                     std::to_string(target_rows) + " target rows");
+  const auto position = [](const std::vector<Index>& ids, Index row) {
+    return Index(std::lower_bound(ids.begin(), ids.end(), row) - ids.begin());
+  };
+  rows_to_write rows;
+  rows.copy_begin = position(overlap.target_ids, first);
+  rows.copy_end = position(overlap.target_ids, last);
+  rows.missing.assign(overlap.missing_ids.begin() + position(overlap.missing_ids, first),
+                      overlap.missing_ids.begin() + position(overlap.missing_ids, last));
+  rows.padding.resize(rows.missing.size());
+  auto unnamed = overlap.unnamed_ids.begin();
+  for (std::size_t i = 0; i < rows.missing.size(); ++i) {
+    unnamed = std::lower_bound(unnamed, overlap.unnamed_ids.end(), rows.missing[i]);
+    rows.padding[i] = unnamed != overlap.unnamed_ids.end() && *unnamed == rows.missing[i];
+  }
+  return rows;
+}
+
+/// The NaN screen of every row the synthesis reads.
+inline void screen_inputs(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                          const vocabulary_overlap& overlap, const std::vector<Index>& missing, int threads,
+                          const char* context) {
+  require_finite_rows(helper, "helper", overlap.target_ids, threads, context);
+  require_finite_rows(helper, "helper", missing, threads, context);
+  for (const source_output& pair : pairs)
+    require_finite_rows(pair.source, pair.source_name, overlap.source_ids, threads, context);
+}
+
+}  // namespace clp::detail

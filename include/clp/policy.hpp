@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// @file
+/// What a weighting policy is: the contract between a weighting (how one missing target token
+/// is placed among the overlapping tokens, the weights w_tj of eq. 3, e_t = sum_j w_tj a_j)
+/// and the synthesis engine that runs it. The shipped policies are in <clp/weights.hpp>.
+///
+/// A policy is a small value type that declares one thing, what it needs from the engine,
+///
+///     static constexpr clp::weighting_input input = clp::weighting_input::...;
+///
+/// and has the call that goes with it:
+/// - `cosine_row`: the engine hands it a row of the |overlap| cosines;
+///   `dense_weights operator()(float* cosines, Index n, const cosine_statistics&) const`
+///   returns the weights as a scale times the row as the policy left it (it may rewrite it).
+/// - `scaled_cosines`: the same call, and the policy leaves the row as it is: its weights are
+///   the cosines times the scale.
+/// - `nearest_cosines`: a row of cosines, of which the policy reads only the
+///   `Index max_neighbours(Index n) const` largest;
+///   `Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const`
+///   returns a neighbour list: at most max_neighbours(n) (overlap index, weight) pairs.
+/// - `helper_rows`: the helper rows themselves (the overlap's, normalised, and their Gram
+///   matrix). No call: the engine runs its pursuit with the policy's
+///   `Index max_neighbours(Index n) const`, `double tolerance` and `std::size_t max_gram_bytes`,
+///   and the result is a neighbour list.
+///
+/// Either result may say that a row cannot be weighted (scale 0, or no pairs): synthesis then
+/// falls back to the plain mean of the overlapping source rows and counts the row.
+/// is_weighting_policy<P>, checked by every entry point, says whether P has one of these shapes.
+///
+/// What the declaration buys: the engine prepares only what the input needs and combines the
+/// weights with the source rows in the cheapest way the input allows. A dense row costs a
+/// second product, weights times the overlapping source rows; scaled cosines skip it (the
+/// normalised queries times P = sum_j n_j a_j^T, computed once, give the same rows up to the
+/// scale); a neighbour list reads only the chosen source rows.
+///
+/// How a new kind of input plugs in, without a special case in the engine (two are in view: a
+/// least-squares map from the helper's space to the source's, and a caller-supplied
+/// similarity product of lower precision):
+/// 1. an enumerator here, with its call shape in `detail::takes_input` below (that is what
+///    admits the policies of that kind; no policy is admitted by name);
+/// 2. one row in the engine's table of stages (`detail::stages_for` in
+///    <clp/detail/synthesis_plan.hpp>): how it weighs a block and how the weights meet the
+///    source rows. What the current kinds do not need is a new field of that row, read where
+///    the stage runs (whether to form the cosines at all; what to prepare once: overlap
+///    panels, a Gram matrix, a per-source d_helper by d_source map like the projection P of
+///    scaled_cosines);
+/// 3. its own room under clp/detail/ for whatever of that is new. A least-squares map, for
+///    example, e_t = h_t W with W = (H_o^T H_o + lambda I)^-1 H_o^T A_o, needs no cosines, the
+///    raw helper rows' d_helper by d_helper Gram matrix, and the per-source map that
+///    scaled_cosines already combines through. A caller-supplied similarity product of lower
+///    precision serves `nearest_cosines` alone, because only that input promises to read no
+///    more than the largest cosines, which rescoring in float32 restores exactly.
+///
+/// Ties among equal cosines are broken towards the lower overlap index (the earlier target
+/// id), so every policy is deterministic.
+
+#include <clp/element_type.hpp>
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace clp {
+
+/// What a weighting needs from the synthesis engine: see the list at the top of this header.
+enum class weighting_input {
+  cosine_row,       ///< the whole row of cosines; returns dense weights (clamped, sparsemax)
+  scaled_cosines,   ///< the row's statistics; its weights are the cosines times a scale (paper)
+  nearest_cosines,  ///< the row's largest cosines; returns a neighbour list (top-k, softmax)
+  helper_rows,      ///< the helper rows themselves; the engine runs a pursuit (omp)
+};
+
+/// One pass over a row of cosines, made once by the synthesis and handed to dense policies.
+/// Sums are in double, over fixed lanes added in a fixed order: the result depends only on
+/// the row.
+struct cosine_statistics {
+  double max = 0;           ///< max_j cos_j (-infinity for an empty row)
+  double sum = 0;           ///< sum_j cos_j
+  double sum_abs = 0;       ///< sum_j |cos_j|
+  double sum_squares = 0;   ///< sum_j cos_j^2
+  double sum_positive = 0;  ///< sum_j max(cos_j, 0)
+};
+
+/// What a dense policy made of a row: its weights are `scale` times the row as the policy
+/// left it. `scale == 0` means the row cannot be weighted. `sum_abs` and `sum_squares` are
+/// those of the final weights (they feed the report's inflated rows and effective neighbours).
+struct dense_weights {
+  double scale = 0;
+  double sum_abs = 0;
+  double sum_squares = 0;
+};
+
+/// The statistics of x[0..n).
+/// @param[in] x  n cosines (any floats)
+inline cosine_statistics statistics_of(const float* x, Index n) {
+  // Eight lanes as fixed-size Eigen arrays (vectorised lane by lane, never reassociated), the
+  // lanes added in order at the end.
+  constexpr int lanes = 8;
+  using float_lanes = Eigen::Array<float, lanes, 1>;
+  using double_lanes = Eigen::Array<double, lanes, 1>;
+  float_lanes top = float_lanes::Constant(-std::numeric_limits<float>::infinity());
+  double_lanes sum = double_lanes::Zero(), sum_abs = sum, sum_squares = sum, sum_positive = sum;
+  Index j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    const float_lanes f = Eigen::Map<const float_lanes>(x + j);
+    top = top.max(f);
+    const double_lanes v = f.cast<double>();
+    sum += v;
+    sum_abs += v.abs();
+    sum_squares += v.square();
+    sum_positive += v.max(0.0);
+  }
+  for (int l = 0; j < n; ++j, ++l) {
+    const double v = x[j];
+    top[l] = std::max(top[l], x[j]);
+    sum[l] += v;
+    sum_abs[l] += std::abs(v);
+    sum_squares[l] += v * v;
+    sum_positive[l] += std::max(v, 0.0);
+  }
+  cosine_statistics total;
+  total.max = -std::numeric_limits<double>::infinity();
+  for (int l = 0; l < lanes; ++l) {
+    total.max = std::max(total.max, double(top[l]));
+    total.sum += sum[l];
+    total.sum_abs += sum_abs[l];
+    total.sum_squares += sum_squares[l];
+    total.sum_positive += sum_positive[l];
+  }
+  return total;
+}
+
+namespace detail {
+
+/// P's declared input, when P declares `static constexpr weighting_input input`.
+template <class P, class = void>
+struct declares_input : std::false_type {};
+template <class P>
+struct declares_input<P, std::enable_if_t<std::is_same_v<decltype(P::input), const weighting_input>>> : std::true_type {
+};
+
+template <class P, class = void>
+struct weighs_rows : std::false_type {};
+template <class P>
+struct weighs_rows<
+    P,
+    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<float*>(), Index{},
+                                                                             std::declval<const cosine_statistics&>())),
+                                           dense_weights>>> : std::true_type {};
+
+template <class P, class = void>
+struct counts_neighbours : std::false_type {};
+template <class P>
+struct counts_neighbours<
+    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index>>>
+    : std::true_type {};
+
+template <class P, class = void>
+struct picks_neighbours : std::false_type {};
+template <class P>
+struct picks_neighbours<P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(
+                                                                      std::declval<const float*>(), Index{},
+                                                                      std::declval<Index*>(), std::declval<float*>())),
+                                                                  Index>>> : std::true_type {};
+
+template <class P, class = void>
+struct sets_pursuit : std::false_type {};
+template <class P>
+struct sets_pursuit<
+    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().tolerance), double> &&
+                        std::is_convertible_v<decltype(std::declval<const P&>().max_gram_bytes), std::size_t>>>
+    : std::true_type {};
+
+/// Whether P has the call shape of the input `kind` (the list at the top of this header).
+template <class P, weighting_input kind>
+constexpr bool takes_input() {
+  if constexpr (kind == weighting_input::cosine_row || kind == weighting_input::scaled_cosines)
+    return weighs_rows<P>::value;
+  else if constexpr (kind == weighting_input::nearest_cosines)
+    return counts_neighbours<P>::value && picks_neighbours<P>::value;
+  else
+    return counts_neighbours<P>::value && sets_pursuit<P>::value;
+}
+
+template <class P>
+constexpr bool has_policy_shape() {
+  if constexpr (!declares_input<P>::value)
+    return false;
+  else
+    return takes_input<P, P::input>();
+}
+
+}  // namespace detail
+
+/// Whether P is a weighting policy: it declares `static constexpr weighting_input input` and
+/// has what goes with it (the list at the top of this header). `weighting` itself is not a
+/// policy but holds one.
+template <class P>
+struct is_weighting_policy : std::bool_constant<detail::has_policy_shape<P>()> {};
+template <class P>
+inline constexpr bool is_weighting_policy_v = is_weighting_policy<P>::value;
+
+}  // namespace clp
