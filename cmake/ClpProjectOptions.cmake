@@ -29,8 +29,8 @@ function(clp_use_openmp target)
 endfunction()
 
 # The programs hand Eigen's float products to an optimized BLAS (Debian's OpenBLAS) when one is
-# found: measured faster than Eigen's own kernels on this class of machine (see README). The
-# headers stay header-only; this is a build choice of the programs.
+# found: measured faster than Eigen's own kernels on this class of machine (docs/performance.md,
+# "Why OpenBLAS"). The headers stay header-only; this is a build choice of the programs.
 option(CLP_USE_BLAS "Programs: let Eigen call an external BLAS for matrix products" ON)
 if(CLP_USE_BLAS)
   find_package(BLAS)
@@ -47,8 +47,9 @@ endfunction()
 #   clp_add_test_target(<target> PREFIX <prefix> SOURCES <files>...
 #                       [LIBRARIES <targets>...] [INCLUDE_DIRECTORIES <folders>...]
 #                       [DEFINITIONS <definitions>...] [DEPENDS <targets>...])
-# Every such target links doctest, has tests/ on its include path (for "support/..."), gets the
-# project's warnings, and reports a case that skipped (tests/support/skip.hpp prints the marker)
+# Every such target links doctest and its one shared runner (tests/support/doctest_main.cpp,
+# compiled once), has tests/ on its include path (for "support/..."), gets the project's
+# warnings, and reports a case that skipped (tests/support/skip.hpp prints the marker)
 # as skipped, not passed. Call it where doctest was found and its CMake module included
 # (tests/CMakeLists.txt does both).
 set(CLP_TEST_SKIP_MARKER "CLP-TEST-SKIPPED")  # = CLP_TEST_SKIP_MARKER in tests/support/skip.hpp
@@ -60,7 +61,11 @@ function(clp_add_test_target target)
   if(NOT COMMAND doctest_discover_tests)
     message(FATAL_ERROR "clp_add_test_target(${target}): find_package(doctest) and include(doctest) first")
   endif()
-  add_executable(${target} ${arg_SOURCES})
+  if(NOT TARGET clp_doctest_main)
+    add_library(clp_doctest_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/doctest_main.cpp")
+    target_link_libraries(clp_doctest_main PRIVATE doctest::doctest)
+  endif()
+  add_executable(${target} ${arg_SOURCES} $<TARGET_OBJECTS:clp_doctest_main>)
   target_link_libraries(${target} PRIVATE doctest::doctest ${arg_LIBRARIES})
   target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}/tests" ${arg_INCLUDE_DIRECTORIES})
   target_compile_definitions(${target} PRIVATE ${arg_DEFINITIONS})

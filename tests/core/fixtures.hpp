@@ -11,8 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "../support/error_of.hpp"
-#include "../support/oracle.hpp"
+#include "support/error_of.hpp"
+#include "support/oracle.hpp"
 
 #include <clp/adapters/xtensor.hpp>
 #include <clp/clp.hpp>

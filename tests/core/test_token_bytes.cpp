@@ -5,7 +5,7 @@
 
 #include <clp/token_bytes.hpp>
 
-#include "../support/utf8.hpp"
+#include "support/utf8.hpp"
 
 #include <doctest/doctest.h>
 

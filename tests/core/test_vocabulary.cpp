@@ -4,8 +4,8 @@
 // bytes: its rules, real tokenizers of several families against tests/data/count_overlaps.py
 // (an independent Python oracle), and vocabularies respelled in another family's spelling.
 
-#include "../support/skip.hpp"
-#include "../support/utf8.hpp"
+#include "support/skip.hpp"
+#include "support/utf8.hpp"
 #include "fixtures.hpp"
 
 #include <clp/vocabulary.hpp>
@@ -709,7 +709,7 @@ TEST_CASE("intersect_vocabularies: an empty overlap may be a result, for countin
 // ---------------------------------------------------------------------------------------------
 // Real tokenizers. tests/data/qwen3 ships (Apache-2.0); the others are fetched by
 // tests/data/fetch_tokenizers.sh into tests/data/fetched/ and their tests skip without them.
-// The expected counts are tests/data/count_overlaps.py's, run on the same files (see the README).
+// The expected counts are tests/data/count_overlaps.py's, run on the same files (docs/matching.md).
 
 namespace {
 

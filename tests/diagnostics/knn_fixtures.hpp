@@ -3,7 +3,7 @@
 // every row's neighbours.
 #pragma once
 
-#include "../support/error_of.hpp"
+#include "support/error_of.hpp"
 
 #include <clp/adapters/eigen.hpp>
 #include <clp/error.hpp>

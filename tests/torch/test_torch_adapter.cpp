@@ -4,8 +4,8 @@
 // oracle, and bit for bit against the same clp::transfer call through Eigen maps made by hand
 // over the same memory; in-place writes into strided views; every refusal; the autograd rules.
 //
-// One translation unit with its own main, and ATen's per-operator headers rather than
-// <torch/torch.h>: libtorch's headers are most of this suite's compile time.
+// One translation unit, and ATen's per-operator headers rather than <torch/torch.h>: libtorch's
+// headers are most of this suite's compile time.
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_neg_view.h>
@@ -29,11 +29,10 @@
 #undef CHECK_LE
 #undef CHECK_GT
 #undef CHECK_GE
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "../support/error_of.hpp"
-#include "../support/oracle.hpp"
+#include "support/error_of.hpp"
+#include "support/oracle.hpp"
 
 #include <clp/adapters/torch.hpp>
 #include <clp/clp.hpp>

@@ -1,3 +1,0 @@
-// The doctest runner for the diagnostics tests; the cases live in the test_*.cpp files.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
