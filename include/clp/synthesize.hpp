@@ -25,7 +25,8 @@
 /// means, the copies of eq. 2), plan the blocks (synthesis_plan.hpp, with the table of what
 /// each kind of weighting input needs), prepare what the blocks share (overlap_panels.hpp: the
 /// overlap's panels, P, the Gram matrix), then per block (block_engine.hpp): the queries and
-/// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit), the
+/// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit, or
+/// rescoring.hpp for a caller's similarity product, <clp/similarity_product.hpp>), the
 /// combination with the source rows (combination.hpp); and finally the report, summed from the
 /// per-row outcomes (row_outcomes.hpp).
 ///

@@ -236,10 +236,21 @@ TEST_CASE("similarity_product: a candidate exactly at the cut is kept, one just 
   clp::detail::rescoring_scratch s;
   // k = 2: the 2nd largest is 0.5; margin 0.125 puts the cut at exactly 0.25.
   const float cosines[] = {0.9f, 0.25f, 0.5f, std::nextafter(0.25f, 0.0f), 0.3f, -1.0f};
-  const Index count = clp::detail::collect_candidates(cosines, 6, 2, 0.125, s);
+  double sum = 0;
+  const Index count = clp::detail::collect_candidates(cosines, 6, 2, 0.125, s, sum);
   CHECK(std::vector<Index>(s.candidate.data(), s.candidate.data() + count) == std::vector<Index>{0, 1, 2, 4});
+  CHECK(sum == doctest::Approx(0.9 + 0.25 + 0.5 + 0.25 + 0.3 - 1.0));
   // Every one within the bound: all are candidates.
-  CHECK(clp::detail::collect_candidates(cosines, 6, 2, 1.0, s) == 6);
+  CHECK(clp::detail::collect_candidates(cosines, 6, 2, 1.0, s, sum) == 6);
+  // Past one chunk of 64: the running cut drops nothing that the final cut keeps.
+  std::vector<float> row(1000);
+  for (std::size_t j = 0; j < row.size(); ++j) row[j] = float(std::sin(double(j) * 0.37));
+  const Index many = clp::detail::collect_candidates(row.data(), 1000, 10, 0.01, s, sum);
+  std::vector<float> sorted = row;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  Index want = 0;
+  for (float v : row) want += double(v) >= double(sorted[9]) - 0.02;
+  CHECK(many == want);
 }
 
 TEST_CASE("similarity_product: ties among rescored cosines go to the lower overlap position, as in float32") {

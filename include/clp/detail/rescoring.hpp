@@ -22,7 +22,9 @@
 #include <clp/top_k.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -76,20 +78,52 @@ inline std::unique_ptr<prepared_similarity> prepare_product(const similarity_pro
   return product.prepare(rows.data(), n, d, plan.blocks.rows, threads);
 }
 
-/// The overlap positions (ascending) whose product cosine is at least the row's k-th largest
-/// minus 2 * margin, into s.candidate; returns their count (k at least).
-inline Index collect_candidates(const float* cosines, Index n, Index k, double margin, rescoring_scratch& s) {
-  scored_row* heap = s.heap.reserve(std::size_t(k));
-  [[maybe_unused]] const Index size = offer_candidates(cosines, n, 0, heap, 0, k);
+/// The largest float at most x.
+inline float float_at_most(double x) {
+  const float f = static_cast<float>(x);
+  return double(f) <= x ? f : std::nextafter(f, -std::numeric_limits<float>::infinity());
+}
+
+/// One pass over a row of product cosines, chunk by chunk: the sum (for the report's flags),
+/// the running k-th largest, and every position within 2 * margin of it so far (the running
+/// value only grows, so that is a superset); then the positions below the final cut,
+/// k-th largest - 2 * margin, are dropped. Leaves the candidates (ascending) in s.candidate;
+/// returns their count, k at least.
+inline Index collect_candidates(const float* cosines, Index n, Index k, double margin, rescoring_scratch& s,
+                                double& sum) {
+  constexpr Index chunk = 64;
+  constexpr int lanes = 8;
+  scored_row* const heap = s.heap.reserve(std::size_t(k));
+  Index* const candidate = s.candidate.reserve(std::size_t(n));
+  Index size = 0, count = 0;
+  double lane_sum[lanes] = {};
+  for (Index j0 = 0; j0 < n; j0 += chunk) {
+    const Index j1 = std::min(n, j0 + chunk);
+    Index j = j0;
+    for (; j + lanes <= j1; j += lanes)
+      for (int l = 0; l < lanes; ++l) lane_sum[l] += double(cosines[j + l]);
+    for (int l = 0; j < j1; ++j, ++l) lane_sum[l] += double(cosines[j]);
+    const float cut = size < k ? -std::numeric_limits<float>::infinity()
+                               : float_at_most(double(heap[0].cosine) - 2 * margin);
+    int near = 0;
+    for (j = j0; j < j1; ++j) near += cosines[j] >= cut;
+    if (near == 0) continue;
+    for (j = j0; j < j1; ++j) {
+      candidate[count] = j;
+      count += cosines[j] >= cut;
+    }
+    size = offer_candidates(cosines + j0, j1 - j0, j0, heap, size, k);
+  }
+  sum = 0;
+  for (int l = 0; l < lanes; ++l) sum += lane_sum[l];
   CLP_ASSERT(size == k);
   const double cut = double(heap[0].cosine) - 2 * margin;
-  Index* const candidate = s.candidate.reserve(std::size_t(n));
-  Index count = 0;
-  for (Index j = 0; j < n; ++j) {
-    candidate[count] = j;
-    count += double(cosines[j]) >= cut;
+  Index kept = 0;
+  for (Index c = 0; c < count; ++c) {
+    candidate[kept] = candidate[c];
+    kept += double(cosines[candidate[c]]) >= cut;
   }
-  return count;
+  return kept;
 }
 
 /// The rescored cosines of query row `query` with the candidates, into s.value.
@@ -117,12 +151,11 @@ void weigh_rescored_row(const block_context& context, const Policy& policy, Inde
   std::uint8_t& flag = context.outcomes.flags[std::size_t(row)];
   float max = 0;
   double sum = 0;
-  max_and_sum(cosines, n_overlap, max, sum);
   Index& count = buffers.counts[i];
   count = 0;
   if (!(flag & zero_norm) && k_max > 0) {
     const double margin = double(s.bound.data()[i]) + rescoring_error(d);
-    const Index candidates = collect_candidates(cosines, n_overlap, k_max, margin, s);
+    const Index candidates = collect_candidates(cosines, n_overlap, k_max, margin, s, sum);
     rescore_candidates(context, buffers.queries + i * d, candidates, s);
     const float* const value = s.value.data();
     max = *std::max_element(value, value + candidates);  // the largest cosine is a candidate
