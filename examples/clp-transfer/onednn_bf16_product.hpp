@@ -70,8 +70,9 @@ class onednn_bf16_product final : public clp::similarity_product {
       clp::from_float32(queries, rows * d_, w.queries.data());
       for (Index i = 0; i < rows; ++i) {
         clp::to_float32(w.queries.data() + i * d_, d_, w.widened.data());
-        bound[i] = clp::bf16_cosine_bound(norm_of(queries + i * d_, nullptr), norm_of(queries + i * d_, w.widened.data()),
-                                          overlap_norm_, overlap_residual_, d_);
+        bound[i] =
+            clp::bf16_cosine_bound(norm_of(queries + i * d_, nullptr), norm_of(queries + i * d_, w.widened.data()),
+                                   overlap_norm_, overlap_residual_, d_);
       }
       // Every block has the same height but a caller may pass another: then a matmul of its own.
       const dnnl::matmul::primitive_desc pd = rows == block_ ? primitive_desc_ : describe(rows);
@@ -81,10 +82,9 @@ class onednn_bf16_product final : public clp::similarity_product {
       dnnl::memory a({{rows, d_}, dt::bf16, tag::ab}, engine_, w.queries.data());
       dnnl::memory c({{rows, n_}, dt::f32, tag::ab}, engine_, cosines);
       dnnl::memory scratchpad(pd.scratchpad_desc(), engine_, w.scratchpad.data());
-      primitive.execute(stream, {{DNNL_ARG_SRC, a},
-                                 {DNNL_ARG_WEIGHTS, weights_},
-                                 {DNNL_ARG_DST, c},
-                                 {DNNL_ARG_SCRATCHPAD, scratchpad}});
+      primitive.execute(
+          stream,
+          {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratchpad}});
       stream.wait();
     }
 

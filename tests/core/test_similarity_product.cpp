@@ -40,9 +40,9 @@ class emulated_bf16 final : public clp::similarity_product {
           cosines[i * n + j] = sum;
         }
         const double q_norm = clp::detail::row_norm(row, d);
-        bound[i] = forced >= 0 ? float(forced)
-                               : clp::bf16_cosine_bound(q_norm, clp::bf16_rounding_residual(row, d), n_norm,
-                                                        n_residual, d);
+        bound[i] = forced >= 0
+                       ? float(forced)
+                       : clp::bf16_cosine_bound(q_norm, clp::bf16_rounding_residual(row, d), n_norm, n_residual, d);
       }
     }
   };
@@ -137,8 +137,9 @@ std::vector<std::set<Index>> oracle_neighbours(const problem& p, Index k) {
         dot += (long double)h(t, c) * (long double)h(p.overlap.target_ids[std::size_t(j)], c);
       scored.push_back({float(dot), j});
     }
-    std::sort(scored.begin(), scored.end(),
-              [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
     std::set<Index> top;
     for (Index r = 0; r < k; ++r) top.insert(scored[std::size_t(r)].second);
     result.push_back(top);
@@ -190,9 +191,11 @@ TEST_CASE("similarity_product: bf16-emulated candidates rescored give the oracle
   CHECK(bf16_alone > 0);
 }
 
-TEST_CASE("similarity_product: the float32 path's arithmetic behind the point, bound 0, is the float32 path bit for bit") {
+TEST_CASE(
+    "similarity_product: the float32 path's arithmetic behind the point, bound 0, is the float32 path bit for bit") {
   const problem p = clustered(1100, 500, 48, 7);
-  for (const clp::weighting& policy : {clp::weighting{clp::top_k_weights{10}}, clp::weighting{clp::softmax_weights{5, 0.1f}}}) {
+  for (const clp::weighting& policy :
+       {clp::weighting{clp::top_k_weights{10}}, clp::weighting{clp::softmax_weights{5, 0.1f}}}) {
     clp::synthesis_report report;
     const row_major plain = run(p, policy, nullptr, 2, 1 << 20);
     const row_major through = run(p, policy, std::make_shared<float32_panels>(), 2, 1 << 20, &report);
@@ -205,8 +208,8 @@ TEST_CASE("similarity_product: the float32 path's arithmetic behind the point, b
 TEST_CASE("similarity_product: a bound wider than every gap rescores every candidate, and still matches the oracle") {
   const problem p = clustered(300, 100, 32, 9);
   clp::synthesis_report report;
-  const row_major out = run(p, clp::softmax_weights{7, 0.1f}, std::make_shared<emulated_bf16>(4.0), 1,
-                            clp::default_tile_bytes, &report);
+  const row_major out =
+      run(p, clp::softmax_weights{7, 0.1f}, std::make_shared<emulated_bf16>(4.0), 1, clp::default_tile_bytes, &report);
   const auto want = oracle_neighbours(p, 7);
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(chosen(out, p.overlap.missing_ids[i]) == want[i]);
   CHECK(report.rescored_rows == 100);
@@ -224,7 +227,8 @@ TEST_CASE("similarity_product: bit-identical for 1, 2 and 3 threads and any tile
 
 TEST_CASE("similarity_product: weightings without neighbour lists ignore the product") {
   const problem p = clustered(200, 50, 16, 13);
-  for (const clp::weighting& policy : {clp::weighting{clp::paper_weights{}}, clp::weighting{clp::sparsemax_weights{}}}) {
+  for (const clp::weighting& policy :
+       {clp::weighting{clp::paper_weights{}}, clp::weighting{clp::sparsemax_weights{}}}) {
     clp::synthesis_report report;
     const row_major through = run(p, policy, std::make_shared<emulated_bf16>(), 1, clp::default_tile_bytes, &report);
     CHECK(fixtures::same_bits(run(p, policy, nullptr), through));
@@ -287,10 +291,9 @@ TEST_CASE("bf16_cosine_bound: holds for bf16-rounded unit rows against the doubl
         sum += float(Eigen::bfloat16(rows(a, c))) * float(Eigen::bfloat16(rows(b, c)));
         exact += (long double)rows(a, c) * rows(b, c);
       }
-      const float bound = clp::bf16_cosine_bound(clp::detail::row_norm(rows.row(a).data(), d),
-                                                 clp::bf16_rounding_residual(rows.row(a).data(), d),
-                                                 clp::detail::row_norm(rows.row(b).data(), d),
-                                                 clp::bf16_rounding_residual(rows.row(b).data(), d), d);
+      const float bound = clp::bf16_cosine_bound(
+          clp::detail::row_norm(rows.row(a).data(), d), clp::bf16_rounding_residual(rows.row(a).data(), d),
+          clp::detail::row_norm(rows.row(b).data(), d), clp::bf16_rounding_residual(rows.row(b).data(), d), d);
       CHECK(std::abs(double(sum) - double(exact)) <= bound);
       worst = std::max(worst, double(bound));
     }

@@ -103,8 +103,8 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
     for (; j + lanes <= j1; j += lanes)
       for (int l = 0; l < lanes; ++l) lane_sum[l] += double(cosines[j + l]);
     for (int l = 0; j < j1; ++j, ++l) lane_sum[l] += double(cosines[j]);
-    const float cut = size < k ? -std::numeric_limits<float>::infinity()
-                               : float_at_most(double(heap[0].cosine) - 2 * margin);
+    const float cut =
+        size < k ? -std::numeric_limits<float>::infinity() : float_at_most(double(heap[0].cosine) - 2 * margin);
     int near = 0;
     for (j = j0; j < j1; ++j) near += cosines[j] >= cut;
     if (near == 0) continue;
@@ -135,7 +135,8 @@ inline void rescore_candidates(const block_context& context, const float* query,
   for (Index c = 0; c < count; ++c) {
     const Index j = candidate[c];
     const float* h = context.plan.resident ? context.panels.helper.data() + j * d : row;
-    if (!context.plan.resident) gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, row);
+    if (!context.plan.resident)
+      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, row);
     value[c] = rescored_cosine(query, h, d);
   }
 }
@@ -175,8 +176,8 @@ void weigh_rescored_row(const block_context& context, const Policy& policy, Inde
 /// The block's cosines by the caller's product, and its rows weighed: rows the product marks
 /// exact (bound 0) as the float32 path weighs them, the others through their candidates.
 template <class Policy>
-void weigh_by_product(const block_context& context, const Policy& policy, block_rows rows,
-                      const block_buffers& buffers, rescoring_scratch& s) {
+void weigh_by_product(const block_context& context, const Policy& policy, block_rows rows, const block_buffers& buffers,
+                      rescoring_scratch& s) {
   float* const bound = s.bound.reserve(std::size_t(context.plan.blocks.rows));
   std::fill(bound, bound + context.plan.blocks.rows, 0.0f);
   context.product->multiply(buffers.queries, context.plan.blocks.rows, buffers.cosines, bound, s.worker);

@@ -24,9 +24,16 @@ namespace {
 nlohmann::json shipped_transfer(const fs::path& dir, const std::string& name, std::vector<std::string> extra) {
   const fs::path models = CLP_EXAMPLE_MODELS_DIR;
   const fs::path report = dir / (name + ".json");
-  std::vector<std::string> args = {"transfer", "--source", (models / "en-large").string(),
-                                   "--helper", (models / "de-small").string(), "--output", (dir / name).string(),
-                                   "--report", report.string(), "--quiet"};
+  std::vector<std::string> args = {"transfer",
+                                   "--source",
+                                   (models / "en-large").string(),
+                                   "--helper",
+                                   (models / "de-small").string(),
+                                   "--output",
+                                   (dir / name).string(),
+                                   "--report",
+                                   report.string(),
+                                   "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   const program_result result = run_program(args);
   INFO("stderr: ", result.err);
