@@ -53,6 +53,7 @@
 
 #include "bench_support.hpp"
 #include "embedding.hpp"
+#include "hf_checkpoint.hpp"
 #include "io/hf_model.hpp"
 #include "token_matching.hpp"
 
@@ -727,20 +728,15 @@ int run_agreement(const settings& s) {
   const int threads = s.threads;
   const auto start = clock_type::now();
 
-  // The overlap as clp-transfer transfer makes it: --match, then special tokens by role.
-  const program::tokenizer_reading source_tokens = program::read_tokenizer(s.source);
-  const program::tokenizer_reading helper_tokens = program::read_tokenizer(s.helper);
-  const clp::io::model_folder source_folder(s.source), helper_folder(s.helper);
-  const std::string source_name = clp::io::find_input_embedding(s.source, source_folder.tensor_names());
-  const std::string helper_name = clp::io::find_input_embedding(s.helper, helper_folder.tensor_names());
-  const Index source_rows = Index(source_folder.locate(source_name).tensor.shape.at(0));
-  const program::embedding_matrix helper = program::embedding_matrix::read(helper_folder, helper_name);
-  clp::intersect_options options;
-  options.source_rows = source_rows;
-  options.target_rows = helper.rows();
-  program::token_matching matching =
-      program::match_tokens(source_tokens, helper_tokens, {s.match, s.match_given}, options);
-  program::map_special_tokens(matching, source_tokens, helper_tokens, source_rows);
+  // The overlap as clp-transfer transfer makes it: special tokens by role, then --match.
+  const program::hf_checkpoint source_model = program::hf_checkpoint::read(s.source);
+  const program::hf_checkpoint helper_model = program::hf_checkpoint::read(s.helper);
+  const std::string source_name = clp::io::find_input_embedding(s.source, source_model.weights.tensor_names());
+  const std::string helper_name = clp::io::find_input_embedding(s.helper, helper_model.weights.tensor_names());
+  const Index source_rows = Index(source_model.weights.locate(source_name).tensor.shape.at(0));
+  const program::embedding_matrix helper = program::embedding_matrix::read(helper_model.weights, helper_name);
+  const program::token_matching matching =
+      program::match_models(source_model, helper_model, {s.match, s.match_given}, source_rows, helper.rows());
   const clp::vocabulary_overlap& overlap = matching.overlap;
 
   // The missing rows that are tokens (padding rows carry no neighbours worth comparing).

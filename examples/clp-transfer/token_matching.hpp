@@ -196,25 +196,6 @@ inline token_matching match_models(const hf_checkpoint& source, const hf_checkpo
   return matching;
 }
 
-/// Transitional, for bench_bf16 (examples/benchmarks) until it reads its models as
-/// hf_checkpoint and calls match_models: matches `matching` again with the special tokens of
-/// the folders of the two tokenizers as forced pairs.
-inline void map_special_tokens(token_matching& matching, const tokenizer_reading& source,
-                               const tokenizer_reading& helper, Index source_rows) {
-  const auto folder_of = [](const std::filesystem::path& file) { return file.parent_path(); };
-  const special_tokens source_roles =
-      read_special_tokens(model_json_files::read(folder_of(source.file)), source.vocabulary);
-  const special_tokens helper_roles =
-      read_special_tokens(model_json_files::read(folder_of(helper.file)), helper.vocabulary);
-  const Index helper_rows = matching.overlap.target_rows();
-  clp::intersect_options options;
-  options.source_rows = source_rows;
-  options.target_rows = helper_rows;
-  matching.roles = match_special_tokens(source_roles, helper_roles);
-  options.forced_pairs = role_pairs(matching.roles, source_rows, helper_rows, source.file, helper.file);
-  matching.overlap = match_tokens(source, helper, {matching.asked, false}, std::move(options)).overlap;
-}
-
 /// How the pairs of an overlap were matched, as the summary, the report and `overlap` count
 /// them: exact + bytes + roles == overlap.size().
 struct match_counts {

@@ -19,6 +19,7 @@
 #include <clp/parallel.hpp>
 #include <clp/policy.hpp>
 #include <clp/random_init.hpp>
+#include <clp/similarity_product.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/token_bytes.hpp>
 #include <clp/top_k.hpp>

@@ -51,7 +51,8 @@
 ///    raw helper rows' d_helper by d_helper Gram matrix, and the per-source map that
 ///    scaled_cosines already combines through. A caller-supplied similarity product of lower
 ///    precision serves `nearest_cosines` alone, because only that input promises to read no
-///    more than the largest cosines, which rescoring in float32 restores exactly.
+///    more than the largest cosines, which rescoring in float32 restores; it came in as a
+///    setting of the engine rather than a new input (<clp/similarity_product.hpp>).
 ///
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.

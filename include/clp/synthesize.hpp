@@ -25,7 +25,8 @@
 /// means, the copies of eq. 2), plan the blocks (synthesis_plan.hpp, with the table of what
 /// each kind of weighting input needs), prepare what the blocks share (overlap_panels.hpp: the
 /// overlap's panels, P, the Gram matrix), then per block (block_engine.hpp): the queries and
-/// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit), the
+/// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit, or
+/// rescoring.hpp for a caller's similarity product, <clp/similarity_product.hpp>), the
 /// combination with the source rows (combination.hpp); and finally the report, summed from the
 /// per-row outcomes (row_outcomes.hpp).
 ///
@@ -50,6 +51,7 @@
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>
 #include <clp/policy.hpp>
+#include <clp/similarity_product.hpp>
 #include <clp/vocabulary.hpp>
 #include <clp/vocabulary_overlap.hpp>
 #include <clp/weights.hpp>
@@ -57,6 +59,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -83,6 +86,11 @@ struct synthesis_options : execution_options {
   /// Optional: called as blocks finish with (rows synthesised so far, rows to synthesise).
   /// Calls come from the worker threads, one at a time.
   std::function<void(Index done, Index total)> progress;
+  /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
+  /// softmax), possibly of lower precision with a stated bound; its candidates are rescored
+  /// in float32 (<clp/similarity_product.hpp>). Null: the library's float32 product. Other
+  /// weightings ignore it.
+  std::shared_ptr<const similarity_product> product;
 };
 
 /// What a synthesis did. Row counts refer to the rows written (the row range).
@@ -113,6 +121,12 @@ struct synthesis_report {
   /// Largest and median norm of the synthesised rows (not padding) of the first output, and the median norm
   /// of the overlapping rows of the first source, to spot inflated rows at a glance.
   double max_output_row_norm = 0, median_output_row_norm = 0, median_source_row_norm = 0;
+  /// The product that formed the cosines: "float32" (the library's), or the name of
+  /// synthesis_options::product where a neighbour-list weighting used it.
+  std::string similarity_product = "float32";
+  /// With a caller's product: rows whose candidates were rescored (bound > 0), and the
+  /// candidates rescored over them, padding rows included.
+  Index rescored_rows = 0, rescored_candidates = 0;
 };
 
 /// An untied output head, named: the source model's output head and the output's, passed right
@@ -190,21 +204,30 @@ inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& repor
 
 /// The blocks, in parallel, each on its worker's scratch; progress reported as they finish.
 template <class Policy>
-void run_blocks(const block_context& context, const Policy& policy, int threads,
-                const std::function<void(Index done, Index total)>& progress) {
+rescoring_counts run_blocks(const block_context& context, const Policy& policy, int threads,
+                            const std::function<void(Index done, Index total)>& progress) {
   // The blocks' scratch, most of the tile budget, is freed on return, before the summary's
   // vectors are made.
   std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
+  std::vector<rescoring_scratch> rescoring(static_cast<std::size_t>(threads));
   std::mutex progress_mutex;
   Index rows_done = 0;
   parallel_for(context.plan.blocks.count, threads, [&](Index b, int worker) {
-    const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)]);
+    rescoring_scratch& own = rescoring[static_cast<std::size_t>(worker)];
+    own.worker = worker;
+    const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own);
     if (progress) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       rows_done += m;
       progress(rows_done, context.plan.n_missing);
     }
   });
+  rescoring_counts total;
+  for (const rescoring_scratch& own : rescoring) {
+    total.rows += own.counts.rows;
+    total.candidates += own.counts.candidates;
+  }
+  return total;
 }
 
 /// The whole synthesis, stage by stage (see the top of this header).
@@ -229,9 +252,20 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const matri
                                              threads, options.tile_bytes);
   overlap_panels panels(pairs.size());
   prepare_panels(panels, plan, stages_of<Policy>.combine, pairs, helper, overlap, scan.inverse_norm, threads);
+  std::unique_ptr<prepared_similarity> product;
+  if constexpr (stages_of<Policy>.weigh == weigher::neighbour_lists) {
+    if (options.product) {
+      product = prepare_product(*options.product, plan, panels, helper, overlap, scan.inverse_norm, threads);
+      report.similarity_product = options.product->name();
+    }
+  }
   row_outcomes outcomes(rows.padding);
-  run_blocks(block_context{pairs, helper, overlap, rows.missing, plan, scan, panels, outcomes}, policy, threads,
-             options.progress);
+  const rescoring_counts rescored =
+      run_blocks(block_context{pairs, helper, overlap, rows.missing, plan, scan, panels, outcomes, product.get()},
+                 policy, threads, options.progress);
+  product.reset();
+  report.rescored_rows = rescored.rows;
+  report.rescored_candidates = rescored.candidates;
   summarise_rows(outcomes, report);
   return report;
 }

@@ -17,7 +17,7 @@ namespace {
 /// with a per-policy default was given.
 struct transfer_options {
   transfer_arguments args;
-  std::string method = "clp", weighting = default_weighting, match = "bytes";
+  std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto";
   Index k = 10;
   float temperature = 0.1f;
   CLI::Option* k_option = nullptr;
@@ -30,6 +30,7 @@ struct transfer_options {
     args.weighting =
         parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature);
     args.matching = parse_match(match, match_option->count() > 0);
+    args.similarity = parse_similarity_choice(similarity);
     return args;
   }
 };
@@ -63,6 +64,11 @@ void add_method_options(CLI::App& command, transfer_options& options) {
       command.add_option("--k", options.k, "Neighbours for top-k and softmax (default 10) and omp (default 8)");
   command.add_option("--temperature", options.temperature, "Softmax temperature")->capture_default_str();
   command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
+  command
+      .add_option("--similarity-product", options.similarity,
+                  "auto | float32 | bf16: the cosines of top-k and softmax in bf16 where the CPU has avx512_bf16 or "
+                  "AMX and oneDNN is built in, their candidates rescored in float32 (auto), or float32 throughout")
+      ->capture_default_str();
 }
 
 void add_output_flags(CLI::App& command, transfer_arguments& args) {

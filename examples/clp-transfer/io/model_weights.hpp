@@ -116,7 +116,4 @@ class model_weights {
   std::vector<safetensors_file> shards_;
 };
 
-/// Transitional: the name bench_bf16 (examples/benchmarks) still uses for model_weights.
-using model_folder = model_weights;
-
 }  // namespace clp::io

@@ -16,6 +16,7 @@
 #include "execution_arguments.hpp"
 #include "io/errors.hpp"
 #include "io/output_folder.hpp"
+#include "similarity_choice.hpp"
 #include "token_matching.hpp"
 
 namespace clp::program {
@@ -84,6 +85,7 @@ struct transfer_arguments {
   weighting_choice weighting;
   match_arguments matching;  // --match
   std::uint64_t seed = 0;
+  similarity_choice similarity = similarity_choice::automatic;  // --similarity-product
 };
 
 /// Refuses, before any work, what would otherwise end a long run in an error: an output or

@@ -68,6 +68,9 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["inflated_rows"] = report.inflated_rows;
   // Rows whose helper cosines add up to a negative sum: as published, their weights flip sign.
   json["negative_sum_rows"] = report.negative_sum_rows;
+  json["similarity_product"] = {{"ran", report.similarity_product},
+                                {"rescored_rows", report.rescored_rows},
+                                {"rescored_candidates", report.rescored_candidates}};
   json["effective_neighbours"] = {{"min", report.effective_neighbours_min},
                                   {"median", report.effective_neighbours_median},
                                   {"max", report.effective_neighbours_max}};
@@ -83,6 +86,17 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   const std::filesystem::path partial = args.report.string() + ".partial";
   io::write_file_atomically(partial, json.dump(2) + "\n");
   return partial;
+}
+
+/// The summary's line on the similarity product: which ran, and what was rescored.
+inline void print_similarity_product(const synthesis_report& report) {
+  if (report.rescored_rows == 0) {
+    std::fprintf(stderr, "  similarity product %s\n", report.similarity_product.c_str());
+    return;
+  }
+  std::fprintf(stderr, "  similarity product %s; %td candidates rescored in float32 over %td rows (%.1f a row)\n",
+               report.similarity_product.c_str(), report.rescored_candidates, report.rescored_rows,
+               double(report.rescored_candidates) / double(report.rescored_rows));
 }
 
 /// The summary on stderr (nothing with --quiet).
@@ -125,6 +139,7 @@ inline void print_summary(const transfer_outcome& outcome) {
     if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
       std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),
                    detail::shape_text(t.output_shape(target.rows())).c_str(), t.dtype.c_str(), t.reason.c_str());
+  if (clp) print_similarity_product(report);
   const phase_seconds& s = outcome.seconds;
   std::fprintf(stderr, "  seconds            read %.2f, synthesize %.2f, write %.2f, total %.2f\n", s.read,
                s.synthesize, s.write, s.total);

@@ -48,6 +48,7 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
   synthesis_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
+  options.product = make_similarity_product(args.similarity);
   const loaded_model& source = models.source;
   // One call for all pairs: the weights are computed once and applied to each.
   clp::matrix_pairs more;

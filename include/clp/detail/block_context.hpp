@@ -15,6 +15,7 @@
 #include <clp/detail/tiling.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/similarity_product.hpp>
 #include <clp/vocabulary_overlap.hpp>
 
 #include <cstddef>
@@ -32,6 +33,8 @@ struct block_context {
   const overlap_scan& scan;
   const overlap_panels& panels;
   row_outcomes& outcomes;  // each block writes only its own rows
+  /// A caller's similarity product for a neighbour-list weighting (rescoring.hpp), else null.
+  const prepared_similarity* product;
 };
 
 /// A worker's scratch, reused from block to block.

@@ -11,6 +11,7 @@
 #include <clp/detail/combination.hpp>
 #include <clp/detail/cosines.hpp>
 #include <clp/detail/pursuit.hpp>
+#include <clp/detail/rescoring.hpp>
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/weighing.hpp>
 #include <clp/element_type.hpp>
@@ -22,17 +23,27 @@ namespace clp::detail {
 /// Block b (missing rows [b * block, ...), at most block of them) on a worker's scratch;
 /// returns its row count.
 template <class Policy>
-Index run_block(const block_context& context, const Policy& policy, Index b, block_scratch& scratch) {
+Index run_block(const block_context& context, const Policy& policy, Index b, block_scratch& scratch,
+                rescoring_scratch& rescoring) {
   constexpr stages stage = stages_of<Policy>;
   const synthesis_plan& plan = context.plan;
   const block_buffers buffers = reserve_block(scratch, plan);
   const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
   normalise_queries(context, rows, buffers);
-  form_cosines(context, buffers.queries, buffers);
-  if constexpr (stage.weigh == weigher::pursuit)
-    pursue(context, double(policy.tolerance), rows, buffers);
-  else
-    weigh_rows(context, policy, rows, buffers);
+  bool weighed = false;
+  if constexpr (stage.weigh == weigher::neighbour_lists) {
+    if (context.product) {  // the caller's product, and the rows' candidates rescored
+      weigh_by_product(context, policy, rows, buffers, rescoring);
+      weighed = true;
+    }
+  }
+  if (!weighed) {
+    form_cosines(context, buffers.queries, buffers);
+    if constexpr (stage.weigh == weigher::pursuit)
+      pursue(context, double(policy.tolerance), rows, buffers);
+    else
+      weigh_rows(context, policy, rows, buffers);
+  }
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.
   for (std::size_t p = 0; p < context.pairs.size(); ++p) {

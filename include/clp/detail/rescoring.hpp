@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: a caller-supplied similarity product (<clp/similarity_product.hpp>) for
+// the weightings that return neighbour lists: the product's cosines of a block, each row's
+// candidates within twice its bound of the row's k-th largest, those rescored from the float32
+// rows, and the policy's choice among them. Why the choice is the top k of the rescored
+// cosines whatever the product: see the top of similarity_product.hpp.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/block_context.hpp>
+#include <clp/detail/cosines.hpp>
+#include <clp/detail/overlap_panels.hpp>
+#include <clp/detail/reductions.hpp>
+#include <clp/detail/row_outcomes.hpp>
+#include <clp/detail/scratch_buffer.hpp>
+#include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/weighing.hpp>
+#include <clp/element_type.hpp>
+#include <clp/policy.hpp>
+#include <clp/similarity_product.hpp>
+#include <clp/top_k.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace clp::detail {
+
+/// How many rows were rescored and how many candidates over them (for the report).
+struct rescoring_counts {
+  Index rows = 0, candidates = 0;
+};
+
+/// A worker's rescoring buffers and counts, reused from block to block.
+struct rescoring_scratch {
+  scratch_buffer<float> bound, value, row;
+  scratch_buffer<Index> candidate;
+  scratch_buffer<scored_row> heap;
+  rescoring_counts counts;
+  int worker = 0;
+};
+
+/// The cosine of float32 rows a and b as float32 can hold it: the products exact in double,
+/// summed in double over fixed lanes in a fixed order, rounded once. Its error is at most
+/// rescoring_error(d) for rows of norm at most 1 + 2^-20, and its bits depend on a and b alone.
+inline float rescored_cosine(const float* a, const float* b, Index d) {
+  constexpr int lanes = 8;
+  double sum[lanes] = {};
+  Index c = 0;
+  for (; c + lanes <= d; c += lanes)
+    for (int l = 0; l < lanes; ++l) sum[l] += double(a[c + l]) * double(b[c + l]);
+  double total = 0;
+  for (; c < d; ++c) total += double(a[c]) * double(b[c]);
+  for (int l = 0; l < lanes; ++l) total += sum[l];
+  return static_cast<float>(total);
+}
+
+/// The bound on |rescored_cosine - exact dot|: one float32 rounding of a value of magnitude at
+/// most (1 + 2^-20)^2, and d double roundings, both generously rounded up.
+inline double rescoring_error(Index d) { return 0x1.0p-23 + double(d) * 0x1.0p-50; }
+
+/// The product made ready: over the resident overlap panels, or (panels not shared) over the
+/// normalised overlap rows gathered into a temporary that lives only during prepare.
+inline std::unique_ptr<prepared_similarity> prepare_product(const similarity_product& product,
+                                                            const synthesis_plan& plan, const overlap_panels& panels,
+                                                            const matrix_view<const void>& helper,
+                                                            const vocabulary_overlap& overlap,
+                                                            const std::vector<float>& inverse_norm, int threads) {
+  const Index n = plan.n_overlap, d = plan.d_helper;
+  if (plan.resident) return product.prepare(panels.helper.data(), n, d, plan.blocks.rows, threads);
+  std::vector<float> rows(std::size_t(n * d));
+  for (Index p0 = 0; p0 < n; p0 += panel_rows)
+    gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n - p0), rows.data() + p0 * d);
+  return product.prepare(rows.data(), n, d, plan.blocks.rows, threads);
+}
+
+/// The largest float at most x.
+inline float float_at_most(double x) {
+  const float f = static_cast<float>(x);
+  return double(f) <= x ? f : std::nextafter(f, -std::numeric_limits<float>::infinity());
+}
+
+/// One pass over a row of product cosines, chunk by chunk: the sum (for the report's flags),
+/// the running k-th largest, and every position within 2 * margin of it so far (the running
+/// value only grows, so that is a superset); then the positions below the final cut,
+/// k-th largest - 2 * margin, are dropped. Leaves the candidates (ascending) in s.candidate;
+/// returns their count, k at least.
+inline Index collect_candidates(const float* cosines, Index n, Index k, double margin, rescoring_scratch& s,
+                                double& sum) {
+  constexpr Index chunk = 64;
+  constexpr int lanes = 8;
+  scored_row* const heap = s.heap.reserve(std::size_t(k));
+  Index* const candidate = s.candidate.reserve(std::size_t(n));
+  Index size = 0, count = 0;
+  double lane_sum[lanes] = {};
+  for (Index j0 = 0; j0 < n; j0 += chunk) {
+    const Index j1 = std::min(n, j0 + chunk);
+    Index j = j0;
+    for (; j + lanes <= j1; j += lanes)
+      for (int l = 0; l < lanes; ++l) lane_sum[l] += double(cosines[j + l]);
+    for (int l = 0; j < j1; ++j, ++l) lane_sum[l] += double(cosines[j]);
+    const float cut =
+        size < k ? -std::numeric_limits<float>::infinity() : float_at_most(double(heap[0].cosine) - 2 * margin);
+    int near = 0;
+    for (j = j0; j < j1; ++j) near += cosines[j] >= cut;
+    if (near == 0) continue;
+    for (j = j0; j < j1; ++j) {
+      candidate[count] = j;
+      count += cosines[j] >= cut;
+    }
+    size = offer_candidates(cosines + j0, j1 - j0, j0, heap, size, k);
+  }
+  sum = 0;
+  for (int l = 0; l < lanes; ++l) sum += lane_sum[l];
+  CLP_ASSERT(size == k);
+  const double cut = double(heap[0].cosine) - 2 * margin;
+  Index kept = 0;
+  for (Index c = 0; c < count; ++c) {
+    candidate[kept] = candidate[c];
+    kept += double(cosines[candidate[c]]) >= cut;
+  }
+  return kept;
+}
+
+/// The rescored cosines of query row `query` with the candidates, into s.value.
+inline void rescore_candidates(const block_context& context, const float* query, Index count, rescoring_scratch& s) {
+  const Index d = context.plan.d_helper;
+  const Index* const candidate = s.candidate.data();
+  float* const value = s.value.reserve(std::size_t(count));
+  float* const row = context.plan.resident ? nullptr : s.row.reserve(std::size_t(d));
+  for (Index c = 0; c < count; ++c) {
+    const Index j = candidate[c];
+    const float* h = context.plan.resident ? context.panels.helper.data() + j * d : row;
+    if (!context.plan.resident)
+      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, row);
+    value[c] = rescored_cosine(query, h, d);
+  }
+}
+
+/// Row i of the block (missing position `row`), whose product cosines have bound b > 0: the
+/// policy chooses among the rescored candidates; its choices are mapped back to overlap
+/// positions.
+template <class Policy>
+void weigh_rescored_row(const block_context& context, const Policy& policy, Index row, Index i,
+                        const block_buffers& buffers, rescoring_scratch& s) {
+  const Index n_overlap = context.plan.n_overlap, k_max = context.plan.k_max, d = context.plan.d_helper;
+  const float* const cosines = buffers.cosines + i * n_overlap;
+  std::uint8_t& flag = context.outcomes.flags[std::size_t(row)];
+  float max = 0;
+  double sum = 0;
+  Index& count = buffers.counts[i];
+  count = 0;
+  if (!(flag & zero_norm) && k_max > 0) {
+    const double margin = double(s.bound.data()[i]) + rescoring_error(d);
+    const Index candidates = collect_candidates(cosines, n_overlap, k_max, margin, s, sum);
+    rescore_candidates(context, buffers.queries + i * d, candidates, s);
+    const float* const value = s.value.data();
+    max = *std::max_element(value, value + candidates);  // the largest cosine is a candidate
+    Index* const neighbour = buffers.neighbours + i * k_max;
+    count = policy(value, candidates, neighbour, buffers.weights + i * k_max);
+    for (Index r = 0; r < count; ++r) neighbour[r] = s.candidate.data()[neighbour[r]];
+    ++s.counts.rows;
+    s.counts.candidates += candidates;
+  }
+  flag_cosines(max, sum, flag);
+  if (count == 0 && !(flag & zero_norm)) flag |= fallback;
+  const cosine_statistics chosen = statistics_of(buffers.weights + i * k_max, count);
+  buffers.scale[i] = 1.0f;
+  record_weights(context.outcomes, row, n_overlap, {chosen.sum_abs, chosen.sum_squares});
+}
+
+/// The block's cosines by the caller's product, and its rows weighed: rows the product marks
+/// exact (bound 0) as the float32 path weighs them, the others through their candidates.
+template <class Policy>
+void weigh_by_product(const block_context& context, const Policy& policy, block_rows rows, const block_buffers& buffers,
+                      rescoring_scratch& s) {
+  float* const bound = s.bound.reserve(std::size_t(context.plan.blocks.rows));
+  std::fill(bound, bound + context.plan.blocks.rows, 0.0f);
+  context.product->multiply(buffers.queries, context.plan.blocks.rows, buffers.cosines, bound, s.worker);
+  for (Index i = 0; i < rows.m; ++i) {
+    if (bound[i] > 0)
+      weigh_rescored_row(context, policy, rows.row0 + i, i, buffers, s);
+    else
+      weigh_neighbour_row(context, policy, rows.row0 + i, i, buffers);
+  }
+}
+
+}  // namespace clp::detail
