@@ -24,6 +24,11 @@
 ///   matrix). No call: the engine runs its pursuit with the policy's
 ///   `Index max_neighbours(Index n) const`, `double tolerance` and `std::size_t max_gram_bytes`,
 ///   and the result is a neighbour list.
+/// - `linear_map`: the raw helper rows of the overlap, for one least-squares map per source,
+///   e_t = h_t W (the weights w_t = h_t (H_o^T H_o + lambda I)^-1 H_o^T are never formed). No
+///   call: the engine fits W with the policy's `double lambda` (negative: chosen by generalised
+///   cross-validation; else relative to the mean eigenvalue of H_o^T H_o) in
+///   <clp/detail/linear_map.hpp>, and forms no cosines.
 ///
 /// Either result may say that a row cannot be weighted (scale 0, or no pairs): synthesis then
 /// falls back to the plain mean of the overlapping source rows and counts the row.
@@ -75,6 +80,7 @@ enum class weighting_input {
   scaled_cosines,   ///< the row's statistics; its weights are the cosines times a scale (paper)
   nearest_cosines,  ///< the row's largest cosines; returns a neighbour list (top-k, softmax)
   helper_rows,      ///< the helper rows themselves; the engine runs a pursuit (omp)
+  linear_map,       ///< the raw overlap helper rows; the engine fits a least-squares map (least_squares_map)
 };
 
 /// One pass over a row of cosines, made once by the synthesis and handed to dense policies.
@@ -178,6 +184,12 @@ struct sets_pursuit<
                         std::is_convertible_v<decltype(std::declval<const P&>().max_gram_bytes), std::size_t>>>
     : std::true_type {};
 
+template <class P, class = void>
+struct sets_lambda : std::false_type {};
+template <class P>
+struct sets_lambda<P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().lambda), double>>>
+    : std::true_type {};
+
 /// Whether P has the call shape of the input `kind` (the list at the top of this header).
 template <class P, weighting_input kind>
 constexpr bool takes_input() {
@@ -185,6 +197,8 @@ constexpr bool takes_input() {
     return weighs_rows<P>::value;
   else if constexpr (kind == weighting_input::nearest_cosines)
     return counts_neighbours<P>::value && picks_neighbours<P>::value;
+  else if constexpr (kind == weighting_input::linear_map)
+    return sets_lambda<P>::value;
   else
     return counts_neighbours<P>::value && sets_pursuit<P>::value;
 }

@@ -32,6 +32,9 @@ struct block_context {
   const overlap_scan& scan;
   const overlap_panels& panels;
   row_outcomes& outcomes;  // each block writes only its own rows
+  /// Missing position i is written to output row i, not to row missing[i]: the held-out rows
+  /// of an evaluation (<clp/evaluate.hpp>) go to a compact matrix of their own.
+  bool compact_output = false;
 };
 
 /// A worker's scratch, reused from block to block.
@@ -60,7 +63,7 @@ struct block_buffers {
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
   const Index block = plan.blocks.rows;
   return {s.queries.reserve(std::size_t(block * plan.d_helper)),
-          s.cosines.reserve(std::size_t(block * plan.n_overlap)),
+          s.cosines.reserve(plan.cosines ? std::size_t(block * plan.n_overlap) : 0),
           s.panel.reserve(std::size_t(panel_rows * plan.panel_width)),
           s.accumulator.reserve(std::size_t(block * plan.d_source)),
           s.neighbour.reserve(std::size_t(block * plan.k_max)),

@@ -10,6 +10,7 @@
 #include <clp/detail/block_context.hpp>
 #include <clp/detail/combination.hpp>
 #include <clp/detail/cosines.hpp>
+#include <clp/detail/linear_map.hpp>
 #include <clp/detail/pursuit.hpp>
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/weighing.hpp>
@@ -28,9 +29,11 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   const block_buffers buffers = reserve_block(scratch, plan);
   const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
   normalise_queries(context, rows, buffers);
-  form_cosines(context, buffers.queries, buffers);
+  if constexpr (stage.cosines) form_cosines(context, buffers.queries, buffers);
   if constexpr (stage.weigh == weigher::pursuit)
     pursue(context, double(policy.tolerance), rows, buffers);
+  else if constexpr (stage.weigh == weigher::query_norms)
+    weigh_by_query_norms(context, rows, buffers);
   else
     weigh_rows(context, policy, rows, buffers);
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
