@@ -23,8 +23,8 @@ struct weighting_choice {
   double lambda = -1;  ///< least-squares: --lambda when not negative
 
   std::vector<std::string> arguments() const {
-    std::vector<std::string> a{"--weighting", name, "--k", std::to_string(k), "--temperature",
-                               std::to_string(temperature)};
+    std::vector<std::string> a{
+        "--weighting", name, "--k", std::to_string(k), "--temperature", std::to_string(temperature)};
     if (lambda >= 0) a.insert(a.end(), {"--lambda", std::to_string(lambda)});
     return a;
   }

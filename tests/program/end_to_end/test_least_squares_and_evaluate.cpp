@@ -102,8 +102,8 @@ TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a re
 
 TEST_CASE("evaluate on the shipped pair: the table and a recommendation, in seconds") {
   const fs::path models = CLP_EXAMPLE_MODELS_DIR;
-  const program_result result = run_program(
-      {"evaluate", "--source", (models / "en-large").string(), "--helper", (models / "de-small").string()});
+  const program_result result =
+      run_program({"evaluate", "--source", (models / "en-large").string(), "--helper", (models / "de-small").string()});
   INFO("stdout: ", result.out, " stderr: ", result.err);
   REQUIRE(result.exit_status == 0);
   const std::vector<std::string> lines = lines_of(result.out);
