@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
                                         std::to_string(clp::version_minor) + "." + std::to_string(clp::version_patch));
   namespace program = clp::program;
   const std::vector<program::command> commands = {program::transfer_command(app), program::overlap_command(app),
-                                                  program::similarity_command(app)};
+                                                  program::similarity_command(app), program::evaluate_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -9,7 +9,7 @@ from several initialisations, with the same data order and the same number of st
     overlap-random     clp-transfer --method overlap-random (English transformer + copied
                        overlapping embeddings, the other rows drawn from a normal)
     clp-<weighting>    clp-transfer --method clp --weighting paper|clamped|top-k|softmax|sparsemax
-                       (k 10, temperature 0.1) or omp (k 8)
+                       (k 10, temperature 0.1), omp (k 8) or least-squares (lambda by GCV)
 
 Validation perplexity (a fixed slice of the German validation text) is measured at step 0 and
 every --eval-every steps.  Results (results.csv), the plot (figure2.png) and the report
@@ -40,7 +40,7 @@ import tinygpt  # noqa: E402
 
 SOURCE = os.path.join(MODELS, "en-large")
 HELPER = os.path.join(MODELS, "de-small")
-WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp"]
+WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp", "least-squares"]
 ALL_INITS = ["random", "overlap-random"] + ["clp-" + w for w in WEIGHTINGS]
 K, TEMPERATURE = 10, 0.1
 OMP_K = 8  # mergekit tokensurgeon's default, the program's default for omp
@@ -77,6 +77,8 @@ def make_init(init, seed, clp, workdir, tok):
         cmd += ["--method", "clp", "--weighting", weighting]
         if weighting == "omp":
             cmd += ["--k", str(OMP_K)]
+        elif weighting == "least-squares":
+            pass  # lambda chosen by GCV, the program's default for the map
         else:
             cmd += ["--k", str(K), "--temperature", str(TEMPERATURE)]
     subprocess.run(cmd, check=True)
@@ -176,7 +178,8 @@ def plot(rows, path, meta):
     fig, ax = plt.subplots(figsize=(8, 5.2))
     colors = {"random": "black", "overlap-random": "tab:gray", "clp-paper": "tab:red",
               "clp-clamped": "tab:orange", "clp-top-k": "tab:green", "clp-softmax": "tab:purple",
-              "clp-sparsemax": "tab:blue", "clp-omp": "tab:brown"}
+              "clp-sparsemax": "tab:blue", "clp-omp": "tab:brown",
+              "clp-least-squares": "tab:cyan"}
     styles = {"random": "--", "overlap-random": ":"}
     for init in [i for i in ALL_INITS if i in cv]:
         by_seed = cv[init]

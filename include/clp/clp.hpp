@@ -11,6 +11,7 @@
 #include <clp/baselines.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
+#include <clp/evaluate.hpp>
 #include <clp/execution.hpp>
 #include <clp/finite.hpp>
 #include <clp/knn_overlap.hpp>

@@ -24,6 +24,11 @@
 ///   matrix). No call: the engine runs its pursuit with the policy's
 ///   `Index max_neighbours(Index n) const`, `double tolerance` and `std::size_t max_gram_bytes`,
 ///   and the result is a neighbour list.
+/// - `linear_map`: the raw helper rows of the overlap, for one least-squares map per source,
+///   e_t = h_t W (the weights w_t = h_t (H_o^T H_o + lambda I)^-1 H_o^T are never formed). No
+///   call: the engine fits W with the policy's `double lambda` (negative: chosen by generalised
+///   cross-validation; else relative to the mean eigenvalue of H_o^T H_o) in
+///   <clp/detail/linear_map.hpp>, and forms no cosines.
 ///
 /// Either result may say that a row cannot be weighted (scale 0, or no pairs): synthesis then
 /// falls back to the plain mean of the overlapping source rows and counts the row.
@@ -35,9 +40,8 @@
 /// normalised queries times P = sum_j n_j a_j^T, computed once, give the same rows up to the
 /// scale); a neighbour list reads only the chosen source rows.
 ///
-/// How a new kind of input plugs in, without a special case in the engine (two are in view: a
-/// least-squares map from the helper's space to the source's, and a caller-supplied
-/// similarity product of lower precision):
+/// How a new kind of input plugs in, without a special case in the engine (`linear_map` came in
+/// this way):
 /// 1. an enumerator here, with its call shape in `detail::takes_input` below (that is what
 ///    admits the policies of that kind; no policy is admitted by name);
 /// 2. one row in the engine's table of stages (`detail::stages_for` in
@@ -46,13 +50,12 @@
 ///    the stage runs (whether to form the cosines at all; what to prepare once: overlap
 ///    panels, a Gram matrix, a per-source d_helper by d_source map like the projection P of
 ///    scaled_cosines);
-/// 3. its own room under clp/detail/ for whatever of that is new. A least-squares map, for
-///    example, e_t = h_t W with W = (H_o^T H_o + lambda I)^-1 H_o^T A_o, needs no cosines, the
-///    raw helper rows' d_helper by d_helper Gram matrix, and the per-source map that
-///    scaled_cosines already combines through. A caller-supplied similarity product of lower
-///    precision serves `nearest_cosines` alone, because only that input promises to read no
-///    more than the largest cosines, which rescoring in float32 restores; it came in as a
-///    setting of the engine rather than a new input (<clp/similarity_product.hpp>).
+/// 3. its own room under clp/detail/ for whatever of that is new (the least-squares map's is
+///    <clp/detail/linear_map.hpp>).
+/// A caller-supplied similarity product of lower precision is not an input but a setting of
+/// the engine (<clp/similarity_product.hpp>): it serves `nearest_cosines` alone, because only
+/// that input promises to read no more than the largest cosines, which rescoring in float32
+/// restores.
 ///
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.
@@ -76,6 +79,7 @@ enum class weighting_input {
   scaled_cosines,   ///< the row's statistics; its weights are the cosines times a scale (paper)
   nearest_cosines,  ///< the row's largest cosines; returns a neighbour list (top-k, softmax)
   helper_rows,      ///< the helper rows themselves; the engine runs a pursuit (omp)
+  linear_map,       ///< the raw overlap helper rows; the engine fits a least-squares map (least_squares_map)
 };
 
 /// One pass over a row of cosines, made once by the synthesis and handed to dense policies.
@@ -179,6 +183,12 @@ struct sets_pursuit<
                         std::is_convertible_v<decltype(std::declval<const P&>().max_gram_bytes), std::size_t>>>
     : std::true_type {};
 
+template <class P, class = void>
+struct sets_lambda : std::false_type {};
+template <class P>
+struct sets_lambda<P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().lambda), double>>>
+    : std::true_type {};
+
 /// Whether P has the call shape of the input `kind` (the list at the top of this header).
 template <class P, weighting_input kind>
 constexpr bool takes_input() {
@@ -186,6 +196,8 @@ constexpr bool takes_input() {
     return weighs_rows<P>::value;
   else if constexpr (kind == weighting_input::nearest_cosines)
     return counts_neighbours<P>::value && picks_neighbours<P>::value;
+  else if constexpr (kind == weighting_input::linear_map)
+    return sets_lambda<P>::value;
   else
     return counts_neighbours<P>::value && sets_pursuit<P>::value;
 }

@@ -39,6 +39,7 @@
 #define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/detail/block_context.hpp>
 #include <clp/detail/block_engine.hpp>
+#include <clp/detail/linear_map.hpp>
 #include <clp/detail/overlap_panels.hpp>
 #include <clp/detail/overlap_scan.hpp>
 #include <clp/detail/reductions.hpp>
@@ -127,6 +128,12 @@ struct synthesis_report {
   /// With a caller's product: rows whose candidates were rescored (bound > 0), and the
   /// candidates rescored over them, padding rows included.
   Index rescored_rows = 0, rescored_candidates = 0;
+  /// least_squares_map only: one fit per (source, output) pair, in the order of the pairs (the
+  /// embedding first), each with its own lambda; empty for the other policies, and when no row
+  /// was synthesised. For a map, inflated_rows counts rows whose norm is more than 4 times
+  /// median_source_row_norm (a map has no weights to sum), and every row's effective
+  /// neighbours are |overlap|.
+  std::vector<least_squares_fit> maps;
 };
 
 /// An untied output head, named: the source model's output head and the output's, passed right
@@ -231,17 +238,19 @@ rescoring_counts run_blocks(const block_context& context, const Policy& policy, 
 }
 
 /// The whole synthesis, stage by stage (see the top of this header).
+/// The stages after validation, for checked rows; `compact_output`: see block_context.
 template <class Policy>
-synthesis_report synthesize(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                            const vocabulary_overlap& overlap, const Policy& policy, const synthesis_options& options,
-                            const char* context) {
-  validate_shapes(pairs, helper, overlap, context);
-  const rows_to_write rows = select_rows(overlap, options.first_row, options.last_row, helper.rows(), context);
-  const int threads = resolve_threads(options.threads);
-  screen_inputs(pairs, helper, overlap, rows.missing, threads, context);
-
-  const overlap_scan scan = scan_overlap(pairs, helper, overlap, rows, threads);
+synthesis_report synthesize_checked(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                                    const vocabulary_overlap& overlap, const rows_to_write& rows, const Policy& policy,
+                                    int threads, const synthesis_options& options, bool compact_output,
+                                    const char* context) {
   synthesis_report report;
+  overlap_panels panels(pairs.size());
+  // A map is fitted first: a lambda it must refuse is refused before anything is written.
+  if constexpr (stages_of<Policy>.weigh == weigher::query_norms)
+    if (!rows.missing.empty())
+      report.maps = fit_linear_maps(panels.projection, pairs, helper, overlap, double(policy.lambda), threads, context);
+  const overlap_scan scan = scan_overlap(pairs, helper, overlap, rows, threads);
   report.overlap = overlap.size();
   report.median_source_row_norm = scan.median_source_row_norm;
   report.copied_rows = rows.copy_end - rows.copy_begin;
@@ -250,7 +259,6 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const matri
 
   const synthesis_plan plan = plan_synthesis(policy, pairs, helper.cols(), overlap.size(), Index(rows.missing.size()),
                                              threads, options.tile_bytes);
-  overlap_panels panels(pairs.size());
   prepare_panels(panels, plan, stages_of<Policy>.combine, pairs, helper, overlap, scan.inverse_norm, threads);
   std::unique_ptr<prepared_similarity> product;
   if constexpr (stages_of<Policy>.weigh == weigher::neighbour_lists) {
@@ -260,14 +268,25 @@ synthesis_report synthesize(const std::vector<source_output>& pairs, const matri
     }
   }
   row_outcomes outcomes(rows.padding);
-  const rescoring_counts rescored =
-      run_blocks(block_context{pairs, helper, overlap, rows.missing, plan, scan, panels, outcomes, product.get()},
-                 policy, threads, options.progress);
+  const rescoring_counts rescored = run_blocks(
+      block_context{pairs, helper, overlap, rows.missing, plan, scan, panels, outcomes, product.get(), compact_output},
+      policy, threads, options.progress);
   product.reset();
   report.rescored_rows = rescored.rows;
   report.rescored_candidates = rescored.candidates;
   summarise_rows(outcomes, report);
   return report;
+}
+
+template <class Policy>
+synthesis_report synthesize(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                            const vocabulary_overlap& overlap, const Policy& policy, const synthesis_options& options,
+                            const char* context) {
+  validate_shapes(pairs, helper, overlap, context);
+  const rows_to_write rows = select_rows(overlap, options.first_row, options.last_row, helper.rows(), context);
+  const int threads = resolve_threads(options.threads);
+  screen_inputs(pairs, helper, overlap, rows.missing, threads, context);
+  return synthesize_checked(pairs, helper, overlap, rows, policy, threads, options, false, context);
 }
 
 /// What may stand after `output` besides a policy: an untied head or matrix_pairs.

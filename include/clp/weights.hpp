@@ -22,6 +22,16 @@
 
 namespace clp {
 
+/// What fitting a least_squares_map came to, for one (source, output) pair.
+struct least_squares_fit {
+  double lambda = 0;              ///< as used: relative_lambda * trace(H_o^T H_o) / d_helper
+  double relative_lambda = 0;     ///< lambda over the mean eigenvalue of H_o^T H_o
+  bool automatic = false;         ///< chosen by generalised cross-validation
+  Index rank = 0;                 ///< the numerical rank of H_o^T H_o
+  double degrees_of_freedom = 0;  ///< sum_i s_i / (s_i + lambda) over its eigenvalues s_i
+  double r_squared = 0;           ///< 1 - ||H_o W - A_o||^2 / ||A_o - column means||^2, on the overlap
+};
+
 /// Eq. 4 exactly as published: w_tj = cos(h_t, h_j) / sum_j' cos(h_t, h_j'), on every row
 /// where that is finite, as the authors' clp.py computes it. A row whose cosine sum is
 /// negative is divided by it too: its weights flip sign (an all-negative row gets positive
@@ -187,10 +197,31 @@ struct omp_weights {
   Index max_neighbours(Index n) const { return std::min(k, n); }
 };
 
+/// A least-squares map from the helper's space to the source's, fitted on the overlap (ridge
+/// regression; Mikolov et al. 2013's translation matrix): with H_o the overlapping tokens' raw
+/// helper rows and A_o their source rows,
+///     W = (H_o^T H_o + lambda I)^-1 H_o^T A_o,    e_t = h_t W,
+/// eq. 3 with the weights w_t = h_t (H_o^T H_o + lambda I)^-1 H_o^T over the whole overlap,
+/// signed and not normalised (they are never formed: the synthesis computes W once per source,
+/// in double, and each missing row costs one d_helper x d_source product). An untied head and
+/// every matrix pair get their own W from the same factorisation of H_o^T H_o.
+/// `lambda` is relative to the mean eigenvalue of H_o^T H_o, trace / d_helper, so it does not
+/// depend on the helper's scale; a negative lambda (the default) is chosen per source by
+/// generalised cross-validation, the closed form of leave-one-out for ridge, over the grid
+/// 10^-6 ... 10^2. lambda = 0 is plain least squares, refused (clp::invalid_argument, argument
+/// "lambda") when H_o^T H_o is singular (fewer overlapping tokens than helper dimensions, or
+/// dependent columns). A zero helper row falls back to the mean, as for every policy. The
+/// report's `maps` says what each fit came to (lambda, R^2 on the overlap).
+struct least_squares_map {
+  static constexpr weighting_input input = weighting_input::linear_map;
+  static constexpr double automatic = -1;
+  double lambda = automatic;
+};
+
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every
 /// entry point that takes a policy takes a `weighting` too.
 using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights,
-                               guarded_paper_weights, omp_weights>;
+                               guarded_paper_weights, omp_weights, least_squares_map>;
 
 namespace detail {
 
@@ -211,7 +242,8 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 }  // namespace detail
 
 /// The policy named `name` ("paper", "paper-guarded", "clamped", "top-k", "softmax",
-/// "sparsemax" or "omp"), with k and temperature where the policy uses them. Without k each
+/// "sparsemax", "omp" or "least-squares"), with k, temperature and lambda where the policy
+/// uses them (lambda: least_squares_map's, negative or not given for the GCV choice). Without k each
 /// policy takes its own default: 10 for top-k and softmax (WECHSEL's), 8 for omp
 /// (tokensurgeon's).
 /// @throws clp::invalid_argument (context "clp::make_weighting") for an unknown name, k < 1 or
@@ -219,7 +251,7 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 ///         message's words ("k must be at least 1"), not in facts().argument: the clp-transfer
 ///         program shows these messages as they are for its own options of the same names.
 inline weighting make_weighting(const std::string& name, std::optional<Index> given_k = std::nullopt,
-                                float temperature = 0.1f) {
+                                float temperature = 0.1f, std::optional<double> lambda = std::nullopt) {
   const auto refuse = [](const std::string& problem) {
     throw invalid_argument({"clp::make_weighting", "", "", "", -1, -1}, problem);
   };
@@ -233,8 +265,11 @@ inline weighting make_weighting(const std::string& name, std::optional<Index> gi
   if (name == "top-k") return top_k_weights{k};
   if (name == "softmax") return softmax_weights{k, temperature};
   if (name == "sparsemax") return sparsemax_weights{};
+  if (lambda && !std::isfinite(*lambda)) refuse("lambda must be finite, got " + std::to_string(*lambda));
   if (name == "omp") return omp_weights{k};
-  refuse("unknown weighting '" + name + "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax or omp)");
+  if (name == "least-squares") return least_squares_map{lambda.value_or(least_squares_map::automatic)};
+  refuse("unknown weighting '" + name +
+         "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax, omp or least-squares)");
   return {};
 }
 

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -253,6 +254,8 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
           oracle::policy o{oracle::kind::omp, p.k};
           o.tolerance = p.tolerance;
           return o;
+        } else if constexpr (std::is_same_v<P, clp::least_squares_map>) {
+          throw std::logic_error("the least-squares map has its own oracle (oracle::least_squares_map)");
         } else {
           static_assert(std::is_same_v<P, clp::sparsemax_weights>, "a policy the oracle does not know");
           return {oracle::kind::sparsemax};
@@ -262,7 +265,8 @@ inline oracle::policy oracle_policy(const clp::weighting& w) {
 }
 
 inline std::string name_of(const clp::weighting& w) {
-  static const char* names[] = {"paper", "clamped", "top-k", "softmax", "sparsemax", "paper-guarded", "omp"};
+  static const char* names[] = {"paper",     "clamped",       "top-k", "softmax",
+                                "sparsemax", "paper-guarded", "omp",   "least-squares"};
   return names[w.index()];
 }
 

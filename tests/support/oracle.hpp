@@ -450,4 +450,77 @@ inline matrix random_embeddings(index rows, index cols, double anisotropy, unsig
   return m;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The least-squares map, by the normal equations written out: (H^T H + lambda I) W = H^T A,
+// formed element by element in double and solved column by column by Gaussian elimination.
+
+/// H_o^T H_o (d_helper x d_helper) of the overlapping helper rows.
+inline std::vector<std::vector<double>> overlap_gram(const matrix& helper, const std::vector<index>& target_ids) {
+  const index d = helper.cols;
+  std::vector<std::vector<double>> g(std::size_t(d), std::vector<double>(std::size_t(d), 0.0));
+  for (index t : target_ids)
+    for (index i = 0; i < d; ++i)
+      for (index j = 0; j < d; ++j) g[std::size_t(i)][std::size_t(j)] += helper(t, i) * helper(t, j);
+  return g;
+}
+
+/// trace(H_o^T H_o) / d_helper: what a relative lambda is relative to.
+inline double mean_eigenvalue(const matrix& helper, const std::vector<index>& target_ids) {
+  const auto g = overlap_gram(helper, target_ids);
+  double trace = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) trace += g[i][i];
+  return trace / double(g.size());
+}
+
+/// W (d_helper x d_source) for an absolute lambda; false when the system is singular.
+inline bool least_squares_map(const matrix& helper, const std::vector<index>& target_ids, const matrix& source,
+                              const std::vector<index>& source_ids, double lambda, matrix& w) {
+  const index d = helper.cols;
+  auto g = overlap_gram(helper, target_ids);
+  for (index i = 0; i < d; ++i) g[std::size_t(i)][std::size_t(i)] += lambda;
+  w = matrix(d, source.cols);
+  for (index c = 0; c < source.cols; ++c) {
+    std::vector<double> b(std::size_t(d), 0.0), x;
+    for (std::size_t j = 0; j < target_ids.size(); ++j)
+      for (index i = 0; i < d; ++i) b[std::size_t(i)] += helper(target_ids[j], i) * source(source_ids[j], c);
+    if (!solve(g, b, x)) return false;
+    for (index i = 0; i < d; ++i) w(i, c) = x[std::size_t(i)];
+  }
+  return true;
+}
+
+/// The rows `ids` of helper times W.
+inline matrix apply_map(const matrix& helper, const std::vector<index>& ids, const matrix& w) {
+  matrix out(index(ids.size()), w.cols);
+  for (std::size_t r = 0; r < ids.size(); ++r)
+    for (index c = 0; c < w.cols; ++c)
+      for (index i = 0; i < w.rows; ++i) out(index(r), c) += helper(ids[r], i) * w(i, c);
+  return out;
+}
+
+/// GCV(lambda) = n RSS / (n - df)^2 by brute force: the residual from W itself, and
+/// df = trace(H (H^T H + lambda I)^-1 H^T) from one solve per overlapping row.
+inline double gcv(const matrix& helper, const std::vector<index>& target_ids, const matrix& source,
+                  const std::vector<index>& source_ids, double lambda) {
+  matrix w;
+  if (!least_squares_map(helper, target_ids, source, source_ids, lambda, w)) return INFINITY;
+  const matrix fitted = apply_map(helper, target_ids, w);
+  double rss = 0;
+  for (std::size_t j = 0; j < target_ids.size(); ++j)
+    for (index c = 0; c < source.cols; ++c) {
+      const double r = fitted(index(j), c) - source(source_ids[j], c);
+      rss += r * r;
+    }
+  auto g = overlap_gram(helper, target_ids);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i][i] += lambda;
+  double df = 0;
+  for (index t : target_ids) {
+    std::vector<double> h(helper.row(t), helper.row(t) + helper.cols), x;
+    solve(g, h, x);
+    df += dot(h.data(), x.data(), helper.cols);
+  }
+  const double n = double(target_ids.size());
+  return n * rss / ((n - df) * (n - df));
+}
+
 }  // namespace oracle

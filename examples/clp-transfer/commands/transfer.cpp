@@ -20,15 +20,17 @@ struct transfer_options {
   std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto";
   Index k = 10;
   float temperature = 0.1f;
+  double lambda = -1;
   CLI::Option* k_option = nullptr;
+  CLI::Option* lambda_option = nullptr;
   CLI::Option* match_option = nullptr;
 
   /// The arguments the phases read. A bad value is refused like a bad input (status 1), in the
   /// words of the check.
   const transfer_arguments& interpreted() {
     args.method = parse_method(method);
-    args.weighting =
-        parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature);
+    args.weighting = parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature,
+                                     lambda_option->count() ? std::optional<double>(lambda) : std::nullopt);
     args.matching = parse_match(match, match_option->count() > 0);
     args.similarity = parse_similarity_choice(similarity);
     return args;
@@ -58,11 +60,15 @@ void add_method_options(CLI::App& command, transfer_options& options) {
   command.add_option("--method", options.method, "clp | overlap-random | random")->capture_default_str();
   command
       .add_option("--weighting", options.weighting,
-                  "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp")
+                  "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp | least-squares")
       ->capture_default_str();
   options.k_option =
       command.add_option("--k", options.k, "Neighbours for top-k and softmax (default 10) and omp (default 8)");
   command.add_option("--temperature", options.temperature, "Softmax temperature")->capture_default_str();
+  options.lambda_option = command.add_option(
+      "--lambda", options.lambda,
+      "least-squares: ridge lambda relative to the overlap's mean Gram eigenvalue (default: chosen by GCV; "
+      "negative: the same)");
   command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
   command
       .add_option("--similarity-product", options.similarity,

@@ -58,20 +58,26 @@ struct weighting_choice {
   std::string name = default_weighting;
   Index k = 10;
   float temperature = 0.1f;
+  /// least-squares only: --lambda, relative to the overlap's mean Gram eigenvalue; nullopt:
+  /// chosen by generalised cross-validation.
+  std::optional<double> lambda;
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
-/// --weighting, --k (nullopt: not given, each policy's own default) and --temperature; throws
-/// clp::invalid_argument naming the option for an unknown name, k < 1 or a temperature that is
-/// not positive (the library's check, in the options' names).
-inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature) {
+/// --weighting, --k (nullopt: not given, each policy's own default), --temperature and --lambda;
+/// throws clp::invalid_argument naming the option for an unknown name, k < 1, a temperature that
+/// is not positive or a lambda that is not finite (the library's check, in the options' names).
+inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
+                                        std::optional<double> lambda = std::nullopt) {
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
   const error_origins options = error_origins()
                                     .add("name", option_facts("--weighting"))
                                     .add("weighting", option_facts("--weighting"))
                                     .add("k", option_facts("--k"))
-                                    .add("temperature", option_facts("--temperature"));
-  return {name, used_k, temperature, options.run([&] { return clp::make_weighting(name, k, temperature); })};
+                                    .add("temperature", option_facts("--temperature"))
+                                    .add("lambda", option_facts("--lambda"));
+  return {name, used_k, temperature, lambda,
+          options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
 }
 
 struct transfer_arguments {

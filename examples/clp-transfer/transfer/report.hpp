@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ struct transfer_outcome {
   const transfer_arguments& args;
   const loaded_models& models;
   const synthesis_report& report;
+  const std::optional<clp::held_out_scores>& held_out;
   phase_seconds seconds;
 
   const vocabulary_overlap& overlap() const { return models.matching.overlap; }
@@ -37,6 +39,29 @@ struct transfer_outcome {
     return report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
   }
 };
+
+/// least-squares: each map's fit (the embedding's first, then each transferred tensor's) and
+/// the embedding's held-out check.
+inline nlohmann::ordered_json least_squares_json(const synthesis_report& report,
+                                                 const std::optional<clp::held_out_scores>& held_out) {
+  nlohmann::ordered_json json, maps = nlohmann::ordered_json::array();
+  for (const clp::least_squares_fit& fit : report.maps)
+    maps.push_back({{"lambda", fit.lambda},
+                    {"relative_lambda", fit.relative_lambda},
+                    {"lambda_chosen_by_gcv", fit.automatic},
+                    {"gram_rank", fit.rank},
+                    {"degrees_of_freedom", fit.degrees_of_freedom},
+                    {"r_squared_on_overlap", fit.r_squared}});
+  json["maps"] = maps;
+  if (held_out)
+    json["held_out"] = {{"share", 0.1},
+                        {"rows", held_out->cosine.size()},
+                        {"mean_cosine", held_out->mean_cosine},
+                        {"median_cosine", held_out->median_cosine},
+                        {"mean_relative_error", held_out->mean_relative_error},
+                        {"median_norm_ratio", held_out->median_norm_ratio}};
+  return json;
+}
 
 /// Writes the --report JSON beside its final name (commit_output moves it there once the
 /// output is in place); returns where, or an empty path without --report.
@@ -52,6 +77,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["method"] = method_name(args.method);
   json["weighting"] = {
       {"name", args.weighting.name}, {"k", args.weighting.k}, {"temperature", args.weighting.temperature}};
+  if (!report.maps.empty()) json["least_squares"] = least_squares_json(report, outcome.held_out);
   json["source_vocab_size"] = overlap.source_vocab_size;
   json["target_vocab_size"] = overlap.target_vocab_size;
   json["target_rows"] = outcome.models.helper.embedding.rows();
@@ -135,6 +161,15 @@ inline void print_summary(const transfer_outcome& outcome) {
                  report.inflated_rows, report.negative_sum_rows, report.effective_neighbours_min,
                  report.effective_neighbours_median, report.effective_neighbours_max, report.max_output_row_norm,
                  report.median_source_row_norm);
+  if (clp && !report.maps.empty()) {
+    const clp::least_squares_fit& fit = report.maps.front();
+    std::fprintf(stderr, "  least-squares map  lambda %.3g x the mean Gram eigenvalue (%s), R^2 on the overlap %.3f",
+                 fit.relative_lambda, fit.automatic ? "chosen by GCV" : "--lambda", fit.r_squared);
+    if (outcome.held_out)
+      std::fprintf(stderr, ", held-out cosine %.3f (%zu rows)", outcome.held_out->mean_cosine,
+                   outcome.held_out->cosine.size());
+    std::fprintf(stderr, "\n");
+  }
   for (const vocabulary_tensor& t : outcome.models.source.plan.tensors)
     if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
       std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),

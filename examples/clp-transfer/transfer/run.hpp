@@ -44,7 +44,7 @@ inline void run_transfer(const transfer_arguments& args) {
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  const transfer_outcome outcome{args, models, synthesised.report, seconds};
+  const transfer_outcome outcome{args, models, synthesised.report, synthesised.held_out, seconds};
   commit_output(staging, durable, args, write_partial_report(outcome));
   print_summary(outcome);
 }

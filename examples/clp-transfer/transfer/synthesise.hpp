@@ -6,10 +6,13 @@
 #pragma once
 
 #include <clp/baselines.hpp>
+#include <clp/evaluate.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/transfer.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <variant>
 #include <vector>
 
 #include "embedding.hpp"
@@ -27,6 +30,8 @@ struct synthesised_embeddings {
   /// One per models.source.transferred, in its order: #target rows by its values per token, its dtype.
   std::vector<embedding_matrix> transferred;
   synthesis_report report;
+  /// least-squares only: the map's held-out check (10% of the overlap, seed 0, the embedding).
+  std::optional<clp::held_out_scores> held_out;
 };
 
 namespace detail {
@@ -35,6 +40,7 @@ namespace detail {
 inline error_origins origins_of(const loaded_models& models) {
   error_origins origins;
   origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
+  origins.add("lambda", option_facts("--lambda"));
   for (const transferred_tensor& t : models.source.transferred)
     origins.add(t.entry.name + " source", t.source.origin());
   return origins;
@@ -83,6 +89,23 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
   return report;
 }
 
+/// A least-squares map's fit on tokens it did not see: 10% of the overlap held out (seed 0),
+/// mapped from the rest; nothing for the other weightings, or an overlap too small to split.
+inline std::optional<clp::held_out_scores> held_out_check(const loaded_models& models,
+                                                          const vocabulary_overlap& overlap,
+                                                          const transfer_arguments& args) {
+  if (!std::holds_alternative<clp::least_squares_map>(args.weighting.policy) || overlap.size() < 20) return {};
+  clp::evaluation_options options;
+  static_cast<clp::execution_options&>(options) = args.execution.options();
+  try {
+    return clp::evaluate(models.source.embedding.view(), models.helper.embedding.view(), overlap, args.weighting.policy,
+                         options)
+        .scores.front();
+  } catch (const clp::invalid_argument&) {
+    return {};  // lambda = 0 on kept rows of lower rank than the whole overlap's: no check
+  }
+}
+
 }  // namespace detail
 
 /// The output embedding (and the other transferred tensors) for the helper's vocabulary, by args.method.
@@ -93,10 +116,12 @@ inline synthesised_embeddings synthesise(const loaded_models& models, const voca
   synthesised_embeddings out{embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
                                               "output " + source.embedding_name),
                              allocate_transferred_outputs(source.transferred, target_rows),
+                             {},
                              {}};
   require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
   out.report = args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
                                                    : detail::draw_rows(models, overlap, out, args);
+  if (args.method == transfer_method::clp) out.held_out = detail::held_out_check(models, overlap, args);
   return out;
 }
 

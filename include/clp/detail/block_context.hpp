@@ -35,6 +35,9 @@ struct block_context {
   row_outcomes& outcomes;  // each block writes only its own rows
   /// A caller's similarity product for a neighbour-list weighting (rescoring.hpp), else null.
   const prepared_similarity* product;
+  /// Missing position i is written to output row i, not to row missing[i]: the held-out rows
+  /// of an evaluation (<clp/evaluate.hpp>) go to a compact matrix of their own.
+  bool compact_output = false;
 };
 
 /// A worker's scratch, reused from block to block.
@@ -63,7 +66,7 @@ struct block_buffers {
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
   const Index block = plan.blocks.rows;
   return {s.queries.reserve(std::size_t(block * plan.d_helper)),
-          s.cosines.reserve(std::size_t(block * plan.n_overlap)),
+          s.cosines.reserve(plan.cosines ? std::size_t(block * plan.n_overlap) : 0),
           s.panel.reserve(std::size_t(panel_rows * plan.panel_width)),
           s.accumulator.reserve(std::size_t(block * plan.d_source)),
           s.neighbour.reserve(std::size_t(block * plan.k_max)),

@@ -10,6 +10,7 @@
 #include <clp/detail/block_context.hpp>
 #include <clp/detail/combination.hpp>
 #include <clp/detail/cosines.hpp>
+#include <clp/detail/linear_map.hpp>
 #include <clp/detail/pursuit.hpp>
 #include <clp/detail/rescoring.hpp>
 #include <clp/detail/synthesis_plan.hpp>
@@ -30,17 +31,19 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   const block_buffers buffers = reserve_block(scratch, plan);
   const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
   normalise_queries(context, rows, buffers);
-  bool weighed = false;
   if constexpr (stage.weigh == weigher::neighbour_lists) {
     if (context.product) {  // the caller's product, and the rows' candidates rescored
       weigh_by_product(context, policy, rows, buffers, rescoring);
-      weighed = true;
+    } else {
+      form_cosines(context, buffers.queries, buffers);
+      weigh_rows(context, policy, rows, buffers);
     }
-  }
-  if (!weighed) {
-    form_cosines(context, buffers.queries, buffers);
+  } else {
+    if constexpr (stage.cosines) form_cosines(context, buffers.queries, buffers);
     if constexpr (stage.weigh == weigher::pursuit)
       pursue(context, double(policy.tolerance), rows, buffers);
+    else if constexpr (stage.weigh == weigher::query_norms)
+      weigh_by_query_norms(context, rows, buffers);
     else
       weigh_rows(context, policy, rows, buffers);
   }

@@ -7,6 +7,7 @@
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/block_context.hpp>
+#include <clp/detail/linear_map.hpp>
 #include <clp/detail/reductions.hpp>
 #include <clp/detail/row_outcomes.hpp>
 #include <clp/detail/rows.hpp>
@@ -100,8 +101,12 @@ inline void finish_rows(const block_context& context, std::size_t p, block_rows 
       std::copy(mean.begin(), mean.end(), out);
     else if (scale != 1.0f)
       for (Index c = 0; c < d; ++c) out[c] *= scale;
-    store_row(pair.output, context.missing[row], out);
+    store_row(pair.output, context.compact_output ? Index(row) : context.missing[row], out);
     if (p == 0) context.outcomes.output_norm[row] = row_norm(out, d);
+    // Without cosines there are no weights whose sizes could flag a row: its output does.
+    if (p == 0 && !context.plan.cosines &&
+        context.outcomes.output_norm[row] > map_inflated_norm_ratio * context.scan.median_source_row_norm)
+      context.outcomes.flags[row] |= inflated;
   }
 }
 

@@ -29,7 +29,7 @@ struct overlap_panels {
   explicit overlap_panels(std::size_t sources) : source(sources), projection(sources) {}
   scratch_buffer<float> helper;                   ///< resident: n_overlap x d_helper, normalised
   std::vector<scratch_buffer<float>> source;      ///< resident, dense combine: per source
-  std::vector<scratch_buffer<float>> projection;  ///< projected combine: P per source
+  std::vector<scratch_buffer<float>> projection;  ///< projected combine: P (or the map W) per source
   scratch_buffer<float> gram;                     ///< Batch-OMP: n_overlap x n_overlap
 };
 
@@ -141,7 +141,8 @@ inline void prepare_panels(overlap_panels& panels, const synthesis_plan& plan, c
                            const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                            const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
   if (plan.resident) gather_resident_panels(panels, combine, pairs, helper, overlap, inverse_norm, threads);
-  if (combine == combiner::projected)
+  // A projected combine without cosines is a least-squares map, fitted before (linear_map.hpp).
+  if (combine == combiner::projected && plan.cosines)
     compute_projections(panels, pairs, helper, overlap, inverse_norm, plan.resident, threads);
   if (plan.gram) compute_gram(panels, helper, overlap, inverse_norm, plan.resident, threads);
 }

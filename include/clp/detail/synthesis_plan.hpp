@@ -22,12 +22,14 @@ enum class weigher {
   dense_rows,       ///< the policy, row by row, on the row of cosines: dense weights
   neighbour_lists,  ///< the policy, row by row, on the row of cosines: a neighbour list
   pursuit,          ///< the engine's pursuit over the helper rows (pursuit.hpp): a neighbour list
+  query_norms,      ///< no weights: each row's scale is its helper row's norm (linear_map.hpp)
 };
 
 /// How a block's output rows come from its weights.
 enum class combiner {
   dense,       ///< the weights times the overlapping source rows, panel by panel
-  projected,   ///< the normalised queries times P = sum_j n_j a_j^T, per source, then the row scale
+  projected,   ///< the normalised queries times a per-source d_helper x d_source matrix prepared
+               ///< once (P = sum_j n_j a_j^T, or a least-squares map W), then the row scale
   neighbours,  ///< sum_k w_k a_{neighbour k}, reading only the chosen source rows
 };
 
@@ -36,6 +38,7 @@ enum class combiner {
 struct stages {
   weigher weigh;
   combiner combine;
+  bool cosines = true;  ///< the block's cosines with the overlap are formed
 };
 
 constexpr stages stages_for(weighting_input input) {
@@ -46,6 +49,8 @@ constexpr stages stages_for(weighting_input input) {
       return {weigher::dense_rows, combiner::projected};
     case weighting_input::nearest_cosines:
       return {weigher::neighbour_lists, combiner::neighbours};
+    case weighting_input::linear_map:
+      return {weigher::query_norms, combiner::projected, false};
     case weighting_input::helper_rows:
       break;
   }
@@ -62,6 +67,7 @@ struct synthesis_plan {
   Index k_max = 0;       ///< neighbours per row (a neighbour-list combine), else 0
   bool pursuit = false;  ///< the pursuit weighs the blocks
   bool gram = false;     ///< pursuit: Batch-OMP with the overlap's Gram matrix (the policy's max_gram_bytes)
+  bool cosines = true;   ///< the blocks form cosines (and so read the overlap's normalised helper panels)
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -84,6 +90,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols());
   if constexpr (stage.combine == combiner::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
   plan.pursuit = stage.weigh == weigher::pursuit;
+  plan.cosines = stage.cosines;
   if constexpr (stage.weigh == weigher::pursuit)
     plan.gram = double(n_overlap) * double(n_overlap) * sizeof(float) <= double(policy.max_gram_bytes);
   Index resident_width = d_helper;
@@ -93,12 +100,13 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
     if constexpr (stage.combine == combiner::projected) projection_floats += d_helper * pair.source.cols();
   }
   const Index budget = std::max<Index>(0, static_cast<Index>(tile_bytes / sizeof(float)) - projection_floats);
-  plan.resident = n_overlap * resident_width <= budget / 2;
-  plan.panel_width = plan.resident ? 0 : std::max(d_helper, plan.d_source);
+  // Without cosines the blocks read no overlap panel: nothing is gathered for them.
+  plan.resident = plan.cosines && n_overlap * resident_width <= budget / 2;
+  plan.panel_width = plan.resident || !plan.cosines ? 0 : std::max(d_helper, plan.d_source);
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
   const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
-  const Index floats_per_row =
-      n_overlap + d_helper + plan.d_source + 2 * plan.k_max + (plan.pursuit ? (plan.gram ? 0 : d_helper) + 1 : 0);
+  const Index floats_per_row = (plan.cosines ? n_overlap : 0) + d_helper + plan.d_source + 2 * plan.k_max +
+                               (plan.pursuit ? (plan.gram ? 0 : d_helper) + 1 : 0);
   Index max_rows = per_thread / floats_per_row;
   // With the panels shared nothing is re-gathered per block, and taller blocks only add
   // first-touch page faults and cache misses on the cosine block: cap them.

@@ -20,9 +20,13 @@ struct weighting_choice {
   std::string name;
   std::int64_t k = 10;
   double temperature = 0.1;
+  double lambda = -1;  ///< least-squares: --lambda when not negative
 
   std::vector<std::string> arguments() const {
-    return {"--weighting", name, "--k", std::to_string(k), "--temperature", std::to_string(temperature)};
+    std::vector<std::string> a{
+        "--weighting", name, "--k", std::to_string(k), "--temperature", std::to_string(temperature)};
+    if (lambda >= 0) a.insert(a.end(), {"--lambda", std::to_string(lambda)});
+    return a;
   }
 };
 
@@ -106,6 +110,32 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
   // Near ties of the k-th cosine closer than this may go either way in float32.
   constexpr double ambiguity = 1e-5;
   const oracle::matrix helper_rows = detail::to_oracle(helper.embedding);
+  if (choice.name == "least-squares") {
+    // The map by the normal equations in double; a zero helper row falls back to the mean.
+    const double lambda = choice.lambda * oracle::mean_eigenvalue(helper_rows, overlap_target);
+    const auto map = [&](const matrix& from) {
+      const oracle::matrix source_rows = detail::to_oracle(from);
+      oracle::matrix w;
+      if (!oracle::least_squares_map(helper_rows, overlap_target, source_rows, overlap_source, lambda, w))
+        throw std::logic_error("oracle: singular normal equations");
+      const oracle::matrix mapped = oracle::apply_map(helper_rows, missing, w);
+      const std::vector<double> mean = oracle::mean_row(source_rows, overlap_source);
+      matrix result(rows, from.cols);
+      for (std::size_t i = 0; i < overlap_target.size(); ++i)
+        for (std::int64_t c = 0; c < from.cols; ++c)
+          result.values[std::size_t(overlap_target[i] * from.cols + c)] = source_rows(overlap_source[i], c);
+      for (std::size_t i = 0; i < missing.size(); ++i) {
+        const bool zero = oracle::norm(helper_rows.row(missing[i]), helper_rows.cols) == 0;
+        for (std::int64_t c = 0; c < from.cols; ++c)
+          result.values[std::size_t(missing[i] * from.cols + c)] =
+              zero ? mean[std::size_t(c)] : mapped(oracle::index(i), c);
+      }
+      return result;
+    };
+    out.embedding = map(source.embedding);
+    if (!source.head_name.empty()) out.head = map(source.head);
+    return out;
+  }
   const auto synthesize = [&](const matrix& from) {
     return oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, detail::to_oracle(from),
                               detail::policy_of(choice), ambiguity);

@@ -1,0 +1,130 @@
+// `--weighting least-squares` end to end (the written rows against the normal equations solved
+// in double, the summary's and report's fit), and `clp-transfer evaluate`: its table, its JSON,
+// its recommendation and its refusals.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "clp_oracle.hpp"
+#include "harness.hpp"
+#include "model_fixtures.hpp"
+#include "output_checks.hpp"
+
+using namespace program_test;
+
+namespace {
+
+void check_map_transfer(const workspace& ws, double lambda, std::size_t maps) {
+  weighting_choice choice{"least-squares"};
+  choice.lambda = lambda;
+  const fs::path report = ws.dir / "report.json";
+  std::vector<std::string> extra = choice.arguments();
+  extra.insert(extra.end(), {"--report", report.string()});
+  const program_result result = run_program(ws.transfer(extra));
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  CHECK(result.err.find("least-squares map  lambda") != std::string::npos);
+  CHECK(result.err.find("(--lambda), R^2 on the overlap") != std::string::npos);
+  check_embeddings(ws.pair, ws.output, clp_oracle(ws.pair, choice));
+  const auto json = nlohmann::json::parse(read_file(report));
+  REQUIRE(json.contains("least_squares"));
+  REQUIRE(json["least_squares"]["maps"].size() == maps);
+  for (const auto& map : json["least_squares"]["maps"]) {
+    CHECK(map["relative_lambda"].get<double>() == doctest::Approx(lambda));
+    CHECK(map["lambda_chosen_by_gcv"] == false);
+    CHECK(map["r_squared_on_overlap"].get<double>() <= 1.0);
+  }
+  CHECK(json["least_squares"]["held_out"]["rows"].get<int>() > 0);
+  CHECK(std::abs(json["least_squares"]["held_out"]["mean_cosine"].get<double>()) <= 1.0);
+}
+
+std::vector<std::string> evaluate_args(const model_pair& pair, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"evaluate", "--source", pair.source.folder.string(), "--helper",
+                                pair.helper.folder.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("least-squares: GPT-2 pair (tied F32) matches the normal equations solved in double") {
+  check_map_transfer(gpt2_workspace(), 0.1, 1);
+}
+
+TEST_CASE("least-squares: Llama pair (BF16, untied head): embedding and head each get their own map") {
+  check_map_transfer(llama_workspace(), 0.5, 2);
+}
+
+TEST_CASE("least-squares: without --lambda the summary says GCV chose it") {
+  const workspace ws = gpt2_workspace();
+  const program_result result = run_program(ws.transfer({"--weighting", "least-squares"}));
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  CHECK(result.err.find("(chosen by GCV)") != std::string::npos);
+}
+
+TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a recommendation without inflated rows") {
+  const workspace ws = gpt2_workspace();
+  const program_result result = run_program(evaluate_args(ws.pair, {"--json"}));
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  CHECK(result.err.empty());
+  const auto json = nlohmann::json::parse(result.out);
+  CHECK(json["splits"] == 3);
+  CHECK(json["held_out_share"].get<double>() == doctest::Approx(0.1));
+  const auto& rows = json["weightings"];
+  REQUIRE(rows.size() == 12);  // 6 without k, top-k and softmax at k 5, 10, 30
+  double previous = 2;
+  for (const auto& row : rows) {
+    INFO(row.dump());
+    const double cosine = row["mean_cosine"].get<double>();
+    CHECK(cosine <= previous);
+    previous = cosine;
+    REQUIRE(row["split_cosines"].size() == 3);
+    double mean = 0;
+    for (const auto& x : row["split_cosines"]) mean += x.get<double>() / 3;
+    CHECK(cosine == doctest::Approx(mean));
+    CHECK(row["spread"].get<double>() >= 0);
+    CHECK(row["missing_inflated_rows"].get<int>() >= 0);
+  }
+  REQUIRE(json["recommended"].is_object());
+  const auto best = std::find_if(rows.begin(), rows.end(), [&](const auto& row) {
+    return row["weighting"] == json["recommended"]["weighting"] && row["k"] == json["recommended"]["k"];
+  });
+  REQUIRE(best != rows.end());
+  CHECK((*best)["missing_inflated_rows"] == 0);
+  for (auto row = rows.begin(); row != best; ++row) CHECK((*row)["missing_inflated_rows"].get<int>() > 0);
+}
+
+TEST_CASE("evaluate on the shipped pair: the table and a recommendation, in seconds") {
+  const fs::path models = CLP_EXAMPLE_MODELS_DIR;
+  const program_result result =
+      run_program({"evaluate", "--source", (models / "en-large").string(), "--helper", (models / "de-small").string()});
+  INFO("stdout: ", result.out, " stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  const std::vector<std::string> lines = lines_of(result.out);
+  REQUIRE(lines.size() == 16);  // heading, column names, 12 weightings, recommendation, legend
+  CHECK(lines[0] == "held out 10% of 1401 overlapping tokens (3 splits); 3599 missing rows");
+  CHECK(lines[14].rfind("recommended: --weighting ", 0) == 0);
+  CHECK(lines[14].find("paper") == std::string::npos);  // paper inflates rows on this pair
+}
+
+TEST_CASE("evaluate refusals: one line naming the problem, status 1, nothing on stdout, nothing written") {
+  const workspace ws = gpt2_workspace();
+  SUBCASE("a missing source folder") {
+    const fs::path gone = ws.dir / "no-such-model";
+    check_error_line(run_program({"evaluate", "--source", gone.string(), "--helper", ws.pair.helper.folder.string()}),
+                     gone.string(), {});
+  }
+  SUBCASE("--held-out out of range") {
+    check_error_line(run_program(evaluate_args(ws.pair, {"--held-out", "1.5"})), "--held-out", {"between 0 and 1"});
+  }
+  SUBCASE("--splits 0") {
+    check_error_line(run_program(evaluate_args(ws.pair, {"--splits", "0"})), "--splits", {"at least 1"});
+  }
+  CHECK(fs::is_empty(ws.out_parent));
+}
