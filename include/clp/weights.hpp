@@ -268,6 +268,7 @@ inline weighting make_weighting(const std::string& name, std::optional<Index> gi
   if (lambda && !std::isfinite(*lambda)) refuse("lambda must be finite, got " + std::to_string(*lambda));
   if (name == "omp") return omp_weights{k};
   if (name == "least-squares") return least_squares_map{lambda.value_or(least_squares_map::automatic)};
+  if (name == "ridge") refuse("unknown weighting 'ridge': the ridge map from the helper's space is named 'least-squares'");
   refuse("unknown weighting '" + name +
          "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax, omp or least-squares)");
   return {};

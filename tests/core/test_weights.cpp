@@ -308,6 +308,8 @@ TEST_CASE("make_weighting: names, parameters and errors") {
 
   const std::string unknown = error_of([] { clp::make_weighting("cosine"); });
   CHECK(unknown.find("clp::make_weighting: unknown weighting 'cosine'") == 0);
+  // One name for the map; the name it is also known by says which.
+  CHECK(error_of([] { clp::make_weighting("ridge"); }).find("is named 'least-squares'") != std::string::npos);
   const auto k = fixtures::thrown<clp::invalid_argument>([] { clp::make_weighting("top-k", 0); });
   REQUIRE(k);
   CHECK(k->facts().context == "clp::make_weighting");
