@@ -186,17 +186,8 @@ inline double max_relative_row_error(const oracle::matrix& got, const oracle::ma
 /// The message of the clp::error thrown by f, or "" when f throws nothing (tests/support).
 using clp_test::error_of;
 
-/// A copy of the Error `action` throws, or nullopt when it throws none, for checks of its kind
-/// and facts. Any other exception passes through (and fails the test that ran it).
-template <class Error = clp::error, class Action>
-std::optional<Error> thrown(Action&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
+/// A copy of the Error a call throws, or nullopt (tests/support).
+using clp_test::thrown;
 
 /// synthesis_options by field name (the struct grows; positional braces would break).
 inline clp::synthesis_options options(int threads, std::size_t tile_bytes, Index first_row = 0, Index last_row = -1) {

@@ -97,16 +97,8 @@ inline std::vector<clp::Index> all_rows(clp::Index n) {
   return ids;
 }
 
-/// A copy of the Error `action` throws, or nullopt when it throws none.
-template <class Error = clp::error, class Action>
-std::optional<Error> thrown(Action&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
+/// A copy of the Error a call throws, or nullopt (tests/support).
+using clp_test::thrown;
 
 using clp_test::error_of;
 

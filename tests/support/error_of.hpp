@@ -1,8 +1,10 @@
-// The one error_of of the test suites (core, diagnostics, I/O, program): what a call throws.
+// The one error_of and thrown of the test suites (core, diagnostics, I/O, program): what a call
+// throws.
 #pragma once
 
 #include <clp/error.hpp>
 
+#include <optional>
 #include <string>
 
 namespace clp_test {
@@ -20,6 +22,18 @@ std::string error_of(Action&& action) {
     return e.what();
   }
   return "";
+}
+
+/// A copy of the Error `action` throws, or nullopt when it throws none, for checks of its kind
+/// and facts. Any other exception passes through (and fails the test that ran it).
+template <class Error = clp::error, class Action>
+std::optional<Error> thrown(Action&& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace clp_test
