@@ -9,15 +9,16 @@
 /// stated error bound. The library's own product (Eigen, float32) stays the default; nothing
 /// here needs a new dependency.
 ///
-/// What the engine does with it, per row (detail/rescoring.hpp): it takes T, the k-th largest
-/// of the product's cosines (k = the policy's max_neighbours), keeps every overlap row whose
-/// product cosine is at least T - 2 (b + e), b the row's bound and e the rescoring's own, and
-/// recomputes those candidates' cosines from the float32 rows (products of floats summed in
-/// double, rounded once to float32). The policy then chooses among the candidates alone, in
-/// ascending overlap order. Why nothing is lost: the k rows at or above T have rescored cosines
-/// of at least T - (b + e); a row below the cut has one below T - (b + e); so k rows beat it
-/// and it is in no top k. The choice is therefore the top k of the rescored cosines whatever
-/// the product, its block heights or the thread count.
+/// What the engine does with it, per row (detail/rescoring.hpp): it recomputes the cosines of
+/// the product's top k (k = the policy's max_neighbours) from the float32 rows (products of
+/// floats summed in double, rounded once to float32); R, the smallest of those, is at most the
+/// row's k-th largest rescored cosine. It then rescores every other overlap row whose product
+/// cosine is at least R - (b + e), b the row's bound and e the rescoring's own, and the policy
+/// chooses among these candidates alone, in ascending overlap order. Why nothing is lost: a
+/// row below the cut has a rescored cosine below R, so k rows beat it and it is in no top k.
+/// The choice is therefore the top k of the rescored cosines whatever the product, its block
+/// heights or the thread count. (R is at least T - (b + e), T the product's k-th largest, so
+/// a first pass over the row keeps only rows at or above T - 2 (b + e) for the second.)
 ///
 /// What it costs and changes: the rescored cosines are the float32 rounding of the exact dot of
 /// the float32 rows, where the library's float32 product rounds each sum step; the two agree

@@ -22,19 +22,29 @@
 
 namespace clp::detail {
 
-/// sum_k w_k a_{neighbour k}, reading only the chosen source rows.
+/// sum_k w_k a_{neighbour k}, reading only the chosen source rows; the next chosen row (of this
+/// output row or the next) is asked for while the current one is added.
 inline void combine_neighbours(const block_context& context, std::size_t p, Index m, const block_buffers& buffers) {
   const matrix_view<const void>& source = context.pairs[p].source;
   const Index d = source.cols();
   const Index k_max = context.plan.k_max;
+  const std::vector<Index>& source_ids = context.overlap.source_ids;
   float* const source_row = buffers.source_row;
+  // The chosen rows in the order they are read: row i's neighbours, then row i + 1's.
+  Index next_i = 0, next_k = 0;
+  const auto prefetch_next = [&] {
+    while (next_i < m && next_k >= buffers.counts[next_i]) ++next_i, next_k = 0;
+    if (next_i < m) prefetch_row(source, source_ids[std::size_t(buffers.neighbours[next_i * k_max + next_k++])]);
+  };
+  prefetch_next();
   for (Index i = 0; i < m; ++i) {
     float* out = buffers.accumulator + i * d;
     std::fill(out, out + d, 0.0f);
     const Index* neighbour = buffers.neighbours + i * k_max;
     const float* weight = buffers.weights + i * k_max;
     for (Index k = 0; k < buffers.counts[i]; ++k) {
-      load_row(source, context.overlap.source_ids[std::size_t(neighbour[k])], source_row);
+      prefetch_next();
+      load_row(source, source_ids[std::size_t(neighbour[k])], source_row);
       for (Index c = 0; c < d; ++c) out[c] += weight[k] * source_row[c];
     }
   }

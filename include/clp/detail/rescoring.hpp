@@ -3,9 +3,10 @@
 
 // Internal, synthesis: a caller-supplied similarity product (<clp/similarity_product.hpp>) for
 // the weightings that return neighbour lists: the product's cosines of a block, each row's
-// candidates within twice its bound of the row's k-th largest, those rescored from the float32
-// rows, and the policy's choice among them. Why the choice is the top k of the rescored
-// cosines whatever the product: see the top of similarity_product.hpp.
+// candidates within twice its bound of the row's k-th largest, narrowed by the rescored cosines
+// of the product's top k, those rescored from the float32 rows, and the policy's choice among
+// them. Why the choice is the top k of the rescored cosines whatever the product: see the top
+// of similarity_product.hpp.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/block_context.hpp>
@@ -13,6 +14,7 @@
 #include <clp/detail/overlap_panels.hpp>
 #include <clp/detail/reductions.hpp>
 #include <clp/detail/row_outcomes.hpp>
+#include <clp/detail/rows.hpp>
 #include <clp/detail/scratch_buffer.hpp>
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/weighing.hpp>
@@ -37,8 +39,8 @@ struct rescoring_counts {
 
 /// A worker's rescoring buffers and counts, reused from block to block.
 struct rescoring_scratch {
-  scratch_buffer<float> bound, value, row;
-  scratch_buffer<Index> candidate;
+  scratch_buffer<float> bound, value, row, top_value, other_value;
+  scratch_buffer<Index> candidate, top_id, other;
   scratch_buffer<scored_row> heap;
   rescoring_counts counts;
   int worker = 0;
@@ -87,8 +89,8 @@ inline float float_at_most(double x) {
 /// One pass over a row of product cosines, chunk by chunk: the sum (for the report's flags),
 /// the running k-th largest, and every position within 2 * margin of it so far (the running
 /// value only grows, so that is a superset); then the positions below the final cut,
-/// k-th largest - 2 * margin, are dropped. Leaves the candidates (ascending) in s.candidate;
-/// returns their count, k at least.
+/// k-th largest - 2 * margin, are dropped. Leaves the candidates (ascending) in s.candidate and
+/// the product's top k in s.heap; returns the candidates' count, k at least.
 inline Index collect_candidates(const float* cosines, Index n, Index k, double margin, rescoring_scratch& s,
                                 double& sum) {
   constexpr Index chunk = 64;
@@ -126,19 +128,72 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
   return kept;
 }
 
-/// The rescored cosines of query row `query` with the candidates, into s.value.
-inline void rescore_candidates(const block_context& context, const float* query, Index count, rescoring_scratch& s) {
+/// Overlap row j as normalised float32: the resident panel's row, or (panels not shared) row j
+/// gathered into `scratch`.
+inline const float* overlap_row(const block_context& context, Index j, float* scratch) {
+  if (context.plan.resident) return context.panels.helper.data() + j * context.plan.d_helper;
+  gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, scratch);
+  return scratch;
+}
+
+/// Asks for overlap row j of the resident panels to be brought into the cache: rescoring reads
+/// rows scattered over the whole overlap, and waiting for each was most of its time.
+inline void prefetch_overlap_row(const block_context& context, Index j) {
+  if (context.plan.resident)
+    prefetch(context.panels.helper.data() + j * context.plan.d_helper,
+             std::size_t(context.plan.d_helper) * sizeof(float));
+}
+
+/// The rescored cosines of query row `query` with overlap rows ids[0..n), into value[0..n);
+/// each row is asked for two rows ahead of its use.
+inline void rescore_rows(const block_context& context, const float* query, const Index* ids, Index n, float* value,
+                         rescoring_scratch& s) {
+  constexpr Index ahead = 2;
   const Index d = context.plan.d_helper;
-  const Index* const candidate = s.candidate.data();
-  float* const value = s.value.reserve(std::size_t(count));
   float* const row = context.plan.resident ? nullptr : s.row.reserve(std::size_t(d));
-  for (Index c = 0; c < count; ++c) {
-    const Index j = candidate[c];
-    const float* h = context.plan.resident ? context.panels.helper.data() + j * d : row;
-    if (!context.plan.resident)
-      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, row);
-    value[c] = rescored_cosine(query, h, d);
+  for (Index c = 0; c < std::min(ahead, n); ++c) prefetch_overlap_row(context, ids[c]);
+  for (Index c = 0; c < n; ++c) {
+    if (c + ahead < n) prefetch_overlap_row(context, ids[c + ahead]);
+    value[c] = rescored_cosine(query, overlap_row(context, ids[c], row), d);
   }
+}
+
+/// Narrows the candidates that collect_candidates left (every row within 2 * margin of T, the
+/// product's k-th largest) and rescores them, into s.candidate and s.value; returns their count.
+/// First the product's own top k (in s.heap) are rescored: the smallest of them, R, is at most
+/// the k-th largest rescored cosine (k rows reach it), and a row whose product cosine is below
+/// R - margin has a rescored cosine below R, so it is in no top k. R is at least T - margin,
+/// so this cut is never below the first one; on real rows it about halves the window, as the
+/// rescored cosines sit much closer to the product's than the bound allows.
+inline Index narrow_and_rescore(const block_context& context, const float* query, const float* cosines, Index count,
+                                Index k, double margin, rescoring_scratch& s) {
+  scored_row* const top = s.heap.data();
+  std::sort(top, top + k, [](const scored_row& a, const scored_row& b) { return a.id < b.id; });
+  Index* const ids = s.top_id.reserve(std::size_t(k));
+  float* const top_value = s.top_value.reserve(std::size_t(k));
+  for (Index r = 0; r < k; ++r) ids[r] = top[r].id;
+  rescore_rows(context, query, ids, k, top_value, s);
+  const double cut = double(*std::min_element(top_value, top_value + k)) - margin;
+  // Keep a candidate at or above the cut (the top k always are, by the argument above; they are
+  // kept by name too, so rounding in the cut cannot drop one), and list the others to rescore.
+  Index* const candidate = s.candidate.data();
+  Index* const others = s.other.reserve(std::size_t(count));
+  Index kept = 0, n_others = 0;
+  for (Index c = 0, r = 0; c < count; ++c) {
+    const Index j = candidate[c];
+    while (r < k && ids[r] < j) ++r;
+    const bool in_top = r < k && ids[r] == j;
+    if (!in_top && !(double(cosines[j]) >= cut)) continue;
+    candidate[kept++] = j;
+    if (!in_top) others[n_others++] = j;
+  }
+  float* const other_value = s.other_value.reserve(std::size_t(n_others));
+  rescore_rows(context, query, others, n_others, other_value, s);
+  // Both lists ascend, as the kept candidates do: merge the values in candidate order.
+  float* const value = s.value.reserve(std::size_t(kept));
+  for (Index c = 0, r = 0, o = 0; c < kept; ++c)
+    value[c] = (r < k && ids[r] == candidate[c]) ? top_value[r++] : other_value[o++];
+  return kept;
 }
 
 /// Row i of the block (missing position `row`), whose product cosines have bound b > 0: the
@@ -156,8 +211,8 @@ void weigh_rescored_row(const block_context& context, const Policy& policy, Inde
   count = 0;
   if (!(flag & zero_norm) && k_max > 0) {
     const double margin = double(s.bound.data()[i]) + rescoring_error(d);
-    const Index candidates = collect_candidates(cosines, n_overlap, k_max, margin, s, sum);
-    rescore_candidates(context, buffers.queries + i * d, candidates, s);
+    const Index collected = collect_candidates(cosines, n_overlap, k_max, margin, s, sum);
+    const Index candidates = narrow_and_rescore(context, buffers.queries + i * d, cosines, collected, k_max, margin, s);
     const float* const value = s.value.data();
     max = *std::max_element(value, value + candidates);  // the largest cosine is a candidate
     Index* const neighbour = buffers.neighbours + i * k_max;

@@ -10,10 +10,31 @@
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
 namespace clp::detail {
+
+/// Asks for the cache lines of [p, p + bytes) to be fetched ahead of their use: rows read at
+/// scattered positions (a row's neighbours, its candidates) are otherwise waited for line by
+/// line. A hint only; nothing where the compiler has no way to give it.
+inline void prefetch(const void* p, std::size_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* const first = static_cast<const char*>(p);
+  for (std::size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(first + offset);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/// Asks for row r of v to be fetched (prefetch), where its elements are contiguous.
+inline void prefetch_row(const matrix_view<const void>& v, Index r) {
+  if (v.col_stride() != 1) return;
+  const std::size_t size = element_size(v.type());
+  prefetch(static_cast<const char*>(v.data()) + std::size_t(r * v.row_stride()) * size, std::size_t(v.cols()) * size);
+}
 
 /// dst[c] = float(v(r, c)) for every column c.
 inline void load_row(const matrix_view<const void>& v, Index r, float* dst) {
