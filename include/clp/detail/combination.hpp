@@ -44,8 +44,8 @@ inline void combine_neighbours(const block_context& context, std::size_t p, Inde
     const float* weight = buffers.weights + i * k_max;
     for (Index k = 0; k < buffers.counts[i]; ++k) {
       prefetch_next();
-      load_row(source, source_ids[std::size_t(neighbour[k])], source_row);
-      for (Index c = 0; c < d; ++c) out[c] += weight[k] * source_row[c];
+      const float* row = float_row(source, source_ids[std::size_t(neighbour[k])], source_row);
+      for (Index c = 0; c < d; ++c) out[c] += weight[k] * row[c];
     }
   }
 }

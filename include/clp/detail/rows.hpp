@@ -49,6 +49,15 @@ inline void load_row(const matrix_view<const void>& v, Index r, float* dst) {
   });
 }
 
+/// Row r of v as float32: in place where v holds contiguous float32 rows (no copy), else
+/// converted into `scratch` (v.cols() floats).
+inline const float* float_row(const matrix_view<const void>& v, Index r, float* scratch) {
+  if (v.type() == element_type::float32 && v.col_stride() == 1)
+    return static_cast<const float*>(v.data()) + r * v.row_stride();
+  load_row(v, r, scratch);
+  return scratch;
+}
+
 /// Rows ids[0..n) of v, converted to float32, into the row-major n x v.cols() buffer dst.
 /// Column-major sources are walked column by column so each read stays inside one column.
 inline void gather_rows(const matrix_view<const void>& v, const Index* ids, Index n, float* dst) {
