@@ -16,13 +16,21 @@
 # (bf16-rounded rows multiplied in float32; the products are exact, so only the order of the
 # float32 sums differs). The agreement step at the Llama-2 -> Qwen3 shape takes most of the
 # time (its float64 referee: about 10 minutes per --match on 2 cores).
+#   - program (issue 22): the whole `clp-transfer transfer` at the GPT2-XL and Llama-2 -> Qwen3
+#     shapes (make_checkpoints.py folders), the bf16 path (the default) and
+#     --similarity-product float32 alternating, CLP_BENCH_RUNS times each (default 3), each into
+#     a fresh output folder (so no --force and no fsync of a replaced output); then the float32
+#     and bf16 products alone at the same shape; medians and ratios at the end.
 # Prints bench_bf16's lines (RESULT lines for scripts).
 #
-# Usage: examples/benchmarks/run_bf16.sh [STEP...]   steps: gemm speed agreement (default: all)
+# Usage: examples/benchmarks/run_bf16.sh [STEP...]   steps: gemm speed agreement program
+#   (default: gemm speed agreement)
 # Environment: CLP_BENCH_BUILD_DIR (default <repo>/build/release), CLP_BENCH_THREADS (default 2),
 #   CLP_BENCH_CHECKPOINTS (where make_checkpoints.py llama2-qwen3 writes; default
 #   <build dir>/llama2-qwen3, made when missing), CLP_BENCH_PYTHON (Python with NumPy, default
-#   /usr/bin/python3), CLP_BENCH_NO_BUILD=1.
+#   /usr/bin/python3), CLP_BENCH_NO_BUILD=1, CLP_BENCH_RUNS (program: runs per path, default 3),
+#   CLP_BENCH_SHAPES (program: default "gpt2-xl llama2-qwen3"), CLP_BENCH_WORK (program: where
+#   the checkpoints and outputs go, default <build dir>/bf16-program).
 #
 # OpenBLAS picks a slow generic kernel when OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are set, so
 # every measurement runs with both unset.
@@ -36,6 +44,8 @@ checkpoints="${CLP_BENCH_CHECKPOINTS:-$build_dir/llama2-qwen3}"
 python="${CLP_BENCH_PYTHON:-/usr/bin/python3}"
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(gemm speed agreement)
+runs="${CLP_BENCH_RUNS:-3}"
+work="${CLP_BENCH_WORK:-$build_dir/bf16-program}"
 
 log() { echo "[$(date -u +%H:%M:%S)] $* (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2; }
 run_clean() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
@@ -44,10 +54,57 @@ if [[ "${CLP_BENCH_NO_BUILD:-0}" != 1 ]]; then
   log "building bench_bf16 in $build_dir"
   [[ -f "$build_dir/CMakeCache.txt" ]] || cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O3 -march=native -DNDEBUG" >/dev/null
-  cmake --build "$build_dir" --target bench_bf16 -j2 >/dev/null
+  cmake --build "$build_dir" --target bench_bf16 clp-transfer -j2 >/dev/null
 fi
 bench="$build_dir/examples/benchmarks/bench_bf16"
 [[ -x "$bench" ]] || { echo "run_bf16.sh: $bench was not built (install libdnnl-dev, reconfigure)" >&2; exit 1; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# One whole run: prints "wall user+sys" seconds; its summary lines go to the log.
+program_run() {
+  local shape="$1" product="$2" out="$work/out-$1-$2"
+  rm -rf "$out" "$out.json"
+  local start end
+  start=$(date +%s.%N)
+  run_clean /usr/bin/time -f "%U %S" -o "$work/time" "$build_dir/examples/clp-transfer/clp-transfer" transfer \
+    --source "$work/$shape/source" --helper "$work/$shape/helper" --output "$out" --report "$out.json" \
+    --similarity-product "$product" > "$work/log-$shape-$product" 2>&1
+  end=$(date +%s.%N)
+  awk -v s="$start" -v e="$end" '{ printf "%.2f %.2f\n", e - s, $1 + $2 }' "$work/time"
+}
+
+program_step() {
+  mkdir -p "$work"
+  local shape product r
+  for shape in ${CLP_BENCH_SHAPES:-gpt2-xl llama2-qwen3}; do
+    if [[ ! -f "$work/$shape/helper/model.safetensors" ]]; then
+      log "make_checkpoints.py $shape $work/$shape"
+      "$python" "$repo/examples/benchmarks/make_checkpoints.py" "$shape" "$work/$shape"
+    fi
+    : > "$work/times-$shape-bf16"; : > "$work/times-$shape-float32"
+    for ((r = 1; r <= runs; ++r)); do
+      for product in bf16 float32; do
+        local t
+        t=$(program_run "$shape" "$product")
+        echo "$t" >> "$work/times-$shape-$product"
+        log "$shape $product run $r: wall, CPU seconds $t"
+      done
+    done
+    local bench_shape="$shape"
+    [[ "$shape" == llama2-qwen3 ]] && bench_shape=llama2-qwen3-bytes
+    log "the products alone, $bench_shape"
+    run_clean "$bench" --speed --shape "$bench_shape" --threads "$threads" --repeats "$runs" | tee "$work/speed-$shape"
+    local bf16 float32 product32
+    bf16=$(cut -d' ' -f1 "$work/times-$shape-bf16" | median)
+    float32=$(cut -d' ' -f1 "$work/times-$shape-float32" | median)
+    product32=$(grep -o 'f32_seconds=[0-9.]*' "$work/speed-$shape" | cut -d= -f2)
+    awk -v shape="$shape" -v runs="$runs" -v b="$bf16" -v f="$float32" -v p="$product32" 'BEGIN {
+      printf "RESULT mode=program shape=%s runs=%s bf16_wall_median=%s float32_wall_median=%s", shape, runs, b, f
+      printf " float32_product_seconds=%s speedup=%.3f bf16_over_float32_product=%.3f\n", p, f / b, b / p }'
+    grep -h "similarity product" "$work/log-$shape-bf16" || true
+  done
+}
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -72,7 +129,8 @@ for step in "${steps[@]}"; do
         run_clean "$bench" --agreement --source "$checkpoints/source" --helper "$checkpoints/helper" \
           --match "$match" --float64 --threads "$threads"
       done ;;
-    *) echo "run_bf16.sh: unknown step '$step' (gemm, speed, agreement)" >&2; exit 2 ;;
+    program) program_step ;;
+    *) echo "run_bf16.sh: unknown step '$step' (gemm, speed, agreement, program)" >&2; exit 2 ;;
   esac
 done
 log "done"
