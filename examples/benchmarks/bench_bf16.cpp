@@ -428,185 +428,258 @@ timed time_repeats(int repeats, Run run) {
   return {median(times), (cpu_seconds() - cpu_start) / wall};
 }
 
-int run_speed(const settings& s) {
-  const int threads = s.threads;
-  const Index d = s.dim, n = s.overlap, missing = s.missing;
-  const block_plan plan = even_blocks(missing, s.block, threads);
-  const Index block = plan.rows;
-  const auto generate_start = clock_type::now();
-  const row_major_matrix queries = normalised_rows(missing, d, s.seed, 1, threads);
-  const row_major_matrix overlap = normalised_rows(n, d, s.seed, 2, threads);
-  std::printf(
-      "shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
-      s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count, (long long)block,
-      threads, seconds_since(generate_start));
-  const double flop = 2.0 * double(missing) * double(n) * double(d);
+/// The library's two cuts (clp/similarity_product.hpp) on one row of bf16 cosines c16: the
+/// row's top k by bf16 cosine (top[0..count)) recomputed as float32 dots of the normalised
+/// rows, R the smallest of them; then every other overlap row whose bf16 cosine is within half
+/// the margin (one bound) of R, recomputed too. Leaves the candidates in ids (ascending, so the
+/// library's tie order holds) and their float32 cosines in values.
+void rescore_candidates(const float* query, const row_major_matrix& overlap_rows, const float* c16, const Index* top,
+                        Index count, double margin, std::vector<Index>& ids, std::vector<float>& values) {
+  const Index n = overlap_rows.rows(), d = overlap_rows.cols();
+  const Eigen::Map<const Eigen::VectorXf> q(query, d);
+  auto rescored = [&](Index j) { return q.dot(Eigen::Map<const Eigen::VectorXf>(overlap_rows.data() + j * d, d)); };
+  std::vector<std::pair<Index, float>> best;  // the top k, ascending, with their float32 cosines
+  float smallest = std::numeric_limits<float>::infinity();
+  for (Index r = 0; r < count; ++r) {
+    best.emplace_back(top[r], rescored(top[r]));
+    smallest = std::min(smallest, best.back().second);
+  }
+  std::sort(best.begin(), best.end());
+  const float threshold = smallest - static_cast<float>(margin / 2);
+  ids.clear();
+  values.clear();
+  for (Index j = 0, r = 0; j < n; ++j) {
+    const bool in_top = r < count && best[std::size_t(r)].first == j;
+    if (!in_top && !(c16[j] >= threshold)) continue;
+    ids.push_back(j);
+    values.push_back(in_top ? best[std::size_t(r++)].second : rescored(j));
+  }
+}
 
-  // Per worker: the block's queries (zero past the last missing row, as the engine pads) and
-  // its cosine block, allocated and touched outside the timing.
+/// The --speed inputs, and each worker's buffers, made and touched outside the timings.
+struct speed_setup {
+  /// A worker's block of queries (zero past the last missing row, as the engine pads) and its
+  /// cosine block.
   struct worker {
     std::vector<float> queries, cosines;
     std::vector<bf16> queries16;
     std::vector<std::byte> scratchpad;
   };
-  std::vector<worker> workers(static_cast<std::size_t>(threads));
-  for (worker& w : workers) {
-    w.queries.assign(std::size_t(block * d), 0.0f);
-    w.cosines.assign(std::size_t(block * n), 0.0f);
-    w.queries16.assign(std::size_t(block * d), bf16{});
-  }
-  auto load_block = [&](Index b, worker& w) {
-    const Index row0 = b * block, m = std::min(block, missing - row0);
-    std::memcpy(w.queries.data(), queries.data() + row0 * d, sizeof(float) * std::size_t(m * d));
-    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
-  };
 
-  const Index k = std::min<Index>(s.k, 64);
-  // float32, as the engine: each worker's products single-threaded. With `select`, each row's
-  // top k too (as the top-k weighting follows the product), to compare with the rescoring.
+  const settings& s;
+  Index d, n, missing;
+  block_plan plan;
+  row_major_matrix queries, overlap;
+  std::vector<worker> workers;
+  double flop;
+
+  explicit speed_setup(const settings& settings_)
+      : s(settings_),
+        d(s.dim),
+        n(s.overlap),
+        missing(s.missing),
+        plan(even_blocks(missing, s.block, s.threads)),
+        workers(static_cast<std::size_t>(s.threads)),
+        flop(2.0 * double(missing) * double(n) * double(d)) {
+    const auto generate_start = clock_type::now();
+    queries = normalised_rows(missing, d, s.seed, 1, s.threads);
+    overlap = normalised_rows(n, d, s.seed, 2, s.threads);
+    std::printf(
+        "shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
+        s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count,
+        (long long)plan.rows, s.threads, seconds_since(generate_start));
+    for (worker& w : workers) {
+      w.queries.assign(std::size_t(plan.rows * d), 0.0f);
+      w.cosines.assign(std::size_t(plan.rows * n), 0.0f);
+      w.queries16.assign(std::size_t(plan.rows * d), bf16{});
+    }
+  }
+
+  /// Rows of block b.
+  Index rows_of(Index b) const { return std::min(plan.rows, missing - b * plan.rows); }
+
+  void load_block(Index b, worker& w) const {
+    const Index m = rows_of(b);
+    std::memcpy(w.queries.data(), queries.data() + b * plan.rows * d, sizeof(float) * std::size_t(m * d));
+    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
+  }
+
+  void print_line(const char* what, const timed& t) const {
+    std::printf("  %-44s %9.3f s  %7.1f GFLOP/s  (cores busy %.2f)\n", what, t.seconds, flop / t.seconds / 1e9,
+                t.cores_busy);
+  }
+};
+
+/// float32, as the engine: each worker's products single-threaded; `selected` with each row's
+/// top k too (as the top-k weighting follows the product), to compare with the rescoring.
+struct float32_speeds {
+  timed product, selected;
+};
+
+float32_speeds time_float32(speed_setup& x) {
+  const Index k = std::min<Index>(x.s.k, 64);
   set_blas_threads(1);
-  auto f32_blocks = [&](bool select) {
-    clp::parallel_for(plan.count, threads, [&](Index b, int id) {
-      worker& w = workers[std::size_t(id)];
-      load_block(b, w);
-      float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
+  auto blocks = [&](bool select) {
+    clp::parallel_for(x.plan.count, x.s.threads, [&](Index b, int id) {
+      speed_setup::worker& w = x.workers[std::size_t(id)];
+      x.load_block(b, w);
+      float_cosines(w.queries.data(), x.plan.rows, x.overlap.data(), x.n, x.d, w.cosines.data());
       if (!select) return;
       Index chosen[64];
-      for (Index i = 0; i < std::min(block, missing - b * block); ++i)
-        clp::select_top_k(w.cosines.data() + i * n, n, k, chosen);
+      for (Index i = 0; i < x.rows_of(b); ++i) clp::select_top_k(w.cosines.data() + i * x.n, x.n, k, chosen);
     });
   };
-  const timed f32 = time_repeats(s.repeats, [&] { f32_blocks(false); });
-  const timed f32_selected = time_repeats(s.repeats, [&] { f32_blocks(true); });
+  float32_speeds t;
+  t.product = time_repeats(x.s.repeats, [&] { blocks(false); });
+  t.selected = time_repeats(x.s.repeats, [&] { blocks(true); });
+  return t;
+}
 
-  // bf16: one primitive for the block shape; N converted once.
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
-  const std::unique_ptr<bf16_matmul> made = make_bf16_matmul(block, n, d);
-  if (!made) {
-    std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", flop / 1e9, s.repeats);
-    std::printf("  float32, %s, per-worker products %9.3f s  %7.1f GFLOP/s; with each row's top-k selection %.3f s\n",
-                blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
-    std::printf(
-        "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
-        "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
-        s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, cpu_isa_name().c_str(), flop / 1e9,
-        blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32_selected.seconds);
-    return 0;
-  }
-  bf16_matmul& product = *made;
-  for (worker& w : workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
-  std::vector<bf16> overlap16(std::size_t(n * d));
+struct bf16_speeds {
+  timed product, with_n, outer, rescored;
+  double convert_seconds = 0, overlap_residual = 0, candidates_per_row = 0, margin = 0;
+};
+
+/// Row i of worker w's block, after the bf16 product: its candidates rescored with the
+/// library's two cuts (rescore_candidates), their cosines written back: the extra work that
+/// keeps float32's top k. Adds the row's candidates and margin to the sums given.
+void rescore_row(const speed_setup& x, speed_setup::worker& w, Index i, double overlap_residual, double& candidates,
+                 double& margins, std::vector<Index>& ids, std::vector<float>& values) {
+  const Index k = std::min<Index>(x.s.k, 64), n = x.n, d = x.d;
+  float* c = w.cosines.data() + i * n;
+  Index chosen[64];
+  const Index count = clp::select_top_k(c, n, k, chosen);
+  const double margin =
+      row_margin(x.s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d), overlap_residual, d);
+  margins += margin;
+  rescore_candidates(w.queries.data() + i * d, x.overlap, c, chosen, count, margin, ids, values);
+  for (std::size_t r = 0; r < ids.size(); ++r) c[ids[r]] = values[r];
+  candidates += double(ids.size());
+}
+
+/// bf16: one primitive for the block shape; N converted once (or inside the timing); with the
+/// rescoring (rescore_row; the float32 route's own top-k pass is not timed, so this overstates
+/// the extra cost by one selection per row); and one block at a time on oneDNN's own threads,
+/// how the library could call it if nested calls were slow.
+bf16_speeds time_bf16(speed_setup& x, bf16_matmul& product) {
+  const int threads = x.s.threads;
+  for (speed_setup::worker& w : x.workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
+  std::vector<bf16> overlap16(std::size_t(x.n * x.d));
   auto convert_overlap = [&] {
-    clp::parallel_for((n + panel_rows - 1) / panel_rows, threads, [&](Index p, int) {
-      const Index p0 = p * panel_rows, pn = std::min(panel_rows, n - p0);
-      narrow_bf16(overlap.data() + p0 * d, pn * d, overlap16.data() + p0 * d);
+    clp::parallel_for((x.n + panel_rows - 1) / panel_rows, threads, [&](Index p, int) {
+      const Index p0 = p * panel_rows, pn = std::min(panel_rows, x.n - p0);
+      narrow_bf16(x.overlap.data() + p0 * x.d, pn * x.d, overlap16.data() + p0 * x.d);
     });
     product.set_weights(overlap16.data());  // oneDNN's reorder, on its own threads
   };
-  // rescore: after the bf16 product, each row's top k by bf16 cosine, then every overlap row
-  // within the margin of the k-th recomputed as a float32 dot (see --agreement): the extra
-  // work that keeps float32's top k. The float32 route's own top-k pass is not timed, so this
-  // overstates the extra cost by one selection per row.
+  bf16_speeds t;
   std::vector<double> candidates(static_cast<std::size_t>(threads), 0.0), margins(candidates);
-  double overlap_residual = 0;  // max over the overlap rows of ||bf16(n_j) - n_j||, with N's conversion
-  auto bf16_blocks = [&](bool rescore) {
-    clp::parallel_for(plan.count, threads, [&](Index b, int id) {
-      worker& w = workers[std::size_t(id)];
-      load_block(b, w);
-      narrow_bf16(w.queries.data(), block * d, w.queries16.data());
-      product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+  auto run_block = [&](Index b, speed_setup::worker& w) {
+    x.load_block(b, w);
+    narrow_bf16(w.queries.data(), x.plan.rows * x.d, w.queries16.data());
+    product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+  };
+  auto blocks = [&](bool rescore) {
+    clp::parallel_for(x.plan.count, threads, [&](Index b, int id) {
+      speed_setup::worker& w = x.workers[std::size_t(id)];
+      run_block(b, w);
       if (!rescore) return;
-      const Index m = std::min(block, missing - b * block);
-      Index chosen[64];
-      for (Index i = 0; i < m; ++i) {
-        float* c = w.cosines.data() + i * n;
-        const Index count = clp::select_top_k(c, n, k, chosen);
-        const double margin = row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d),
-                                         overlap_residual, d);
-        margins[std::size_t(id)] += margin;
-        const float threshold = c[chosen[count - 1]] - static_cast<float>(margin);
-        const Eigen::Map<const Eigen::VectorXf> q(w.queries.data() + i * d, d);
-        for (Index j = 0; j < n; ++j)
-          if (c[j] >= threshold) {
-            c[j] = q.dot(Eigen::Map<const Eigen::VectorXf>(overlap.data() + j * d, d));
-            candidates[std::size_t(id)] += 1;
-          }
-      }
+      std::vector<Index> ids;
+      std::vector<float> values;
+      for (Index i = 0; i < x.rows_of(b); ++i)
+        rescore_row(x, w, i, t.overlap_residual, candidates[std::size_t(id)], margins[std::size_t(id)], ids, values);
     });
   };
   const auto convert_start = clock_type::now();
   convert_overlap();
-  const double convert_seconds = seconds_since(convert_start);
-  for (Index j = 0; j < n; ++j)
-    overlap_residual =
-        std::max(overlap_residual, rounding_residual(overlap.data() + j * d, overlap16.data() + j * d, d));
-  bf16_blocks(false);  // warm-up (first touch of the primitive's buffers)
-  const timed bf16 = time_repeats(s.repeats, [&] { bf16_blocks(false); });
-  const timed bf16_with_n = time_repeats(s.repeats, [&] {
+  t.convert_seconds = seconds_since(convert_start);
+  for (Index j = 0; j < x.n; ++j)
+    t.overlap_residual = std::max(
+        t.overlap_residual, rounding_residual(x.overlap.data() + j * x.d, overlap16.data() + j * x.d, x.d));
+  blocks(false);  // warm-up (first touch of the primitive's buffers)
+  t.product = time_repeats(x.s.repeats, [&] { blocks(false); });
+  t.with_n = time_repeats(x.s.repeats, [&] {
     convert_overlap();
-    bf16_blocks(false);
+    blocks(false);
   });
-
-  const timed bf16_rescored = time_repeats(s.repeats, [&] { bf16_blocks(true); });
-  double candidates_per_row = 0, margin = 0;
-  for (double c : candidates) candidates_per_row += c;
-  for (double m : margins) margin += m;
-  candidates_per_row /= double(s.repeats) * double(missing);
-  margin /= double(s.repeats) * double(missing);
-  // The same blocks with oneDNN's own threads instead (one block at a time, each product on
-  // all threads): how the library could call it if nested calls were slow.
-  const timed bf16_outer = time_repeats(s.repeats, [&] {
-    worker& w = workers[0];
-    for (Index b = 0; b < plan.count; ++b) {
-      load_block(b, w);
-      narrow_bf16(w.queries.data(), block * d, w.queries16.data());
-      product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
-    }
+  t.rescored = time_repeats(x.s.repeats, [&] { blocks(true); });
+  for (double c : candidates) t.candidates_per_row += c;
+  for (double m : margins) t.margin += m;
+  t.candidates_per_row /= double(x.s.repeats) * double(x.missing);
+  t.margin /= double(x.s.repeats) * double(x.missing);
+  t.outer = time_repeats(x.s.repeats, [&] {
+    for (Index b = 0; b < x.plan.count; ++b) run_block(b, x.workers[0]);
   });
+  return t;
+}
 
-  auto line = [&](const char* what, const timed& t) {
-    std::printf("  %-44s %9.3f s  %7.1f GFLOP/s  (cores busy %.2f)\n", what, t.seconds, flop / t.seconds / 1e9,
-                t.cores_busy);
-  };
-  std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", flop / 1e9, s.repeats);
-  line(("float32, " + blas_backend() + ", per-worker products").c_str(), f32);
-  line("bf16 oneDNN, N converted outside the timing", bf16);
-  line("bf16 oneDNN, N converted inside the timing", bf16_with_n);
-  line("bf16 oneDNN, one block at a time, all threads", bf16_outer);
-  line("float32 + each row's top-k selection", f32_selected);
-  line("bf16 + top-k selection + float32 rescoring", bf16_rescored);
+/// The first block both ways, outside the timings: the largest |float32 - bf16| cosine.
+double largest_bf16_error(speed_setup& x, bf16_matmul& product) {
+  speed_setup::worker& w = x.workers[0];
+  x.load_block(0, w);
+  float_cosines(w.queries.data(), x.plan.rows, x.overlap.data(), x.n, x.d, w.cosines.data());
+  const std::vector<float> reference = w.cosines;
+  narrow_bf16(w.queries.data(), x.plan.rows * x.d, w.queries16.data());
+  product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
+  double worst = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i)
+    worst = std::max(worst, double(std::abs(reference[i] - w.cosines[i])));
+  return worst;
+}
+
+void print_speed(const speed_setup& x, const float32_speeds& f32, const bf16_speeds& b, const bf16_matmul& product,
+                 double largest_error) {
+  const settings& s = x.s;
+  std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", x.flop / 1e9, s.repeats);
+  x.print_line(("float32, " + blas_backend() + ", per-worker products").c_str(), f32.product);
+  x.print_line("bf16 oneDNN, N converted outside the timing", b.product);
+  x.print_line("bf16 oneDNN, N converted inside the timing", b.with_n);
+  x.print_line("bf16 oneDNN, one block at a time, all threads", b.outer);
+  x.print_line("float32 + each row's top-k selection", f32.selected);
+  x.print_line("bf16 + top-k selection + float32 rescoring", b.rescored);
   std::printf(
       "  rescoring: margin %.5f on average (overlap rows' bf16 residual at most %.5f), %.1f candidates per row\n",
-      margin, overlap_residual, candidates_per_row);
+      b.margin, b.overlap_residual, b.candidates_per_row);
   std::printf("  N to bf16 + reorder alone: %.3f s; oneDNN implementation %s; speed-up (N outside) %.2fx\n",
-              convert_seconds, product.implementation().c_str(), f32.seconds / bf16.seconds);
-  // Check: the first block both ways, outside the timing.
-  {
-    worker& w = workers[0];
-    load_block(0, w);
-    float_cosines(w.queries.data(), block, overlap.data(), n, d, w.cosines.data());
-    std::vector<float> reference = w.cosines;
-    narrow_bf16(w.queries.data(), block * d, w.queries16.data());
-    product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
-    double worst = 0;
-    for (std::size_t i = 0; i < reference.size(); ++i)
-      worst = std::max(worst, double(std::abs(reference[i] - w.cosines[i])));
-    std::printf("  check: block 0, largest |cosine float32 - cosine bf16| %.2e\n", worst);
-  }
+              b.convert_seconds, product.implementation().c_str(), f32.product.seconds / b.product.seconds);
+  std::printf("  check: block 0, largest |cosine float32 - cosine bf16| %.2e\n", largest_error);
+  const double gflop = x.flop / 1e9;
   std::printf(
       "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld block=%lld blocks=%lld threads=%d repeats=%d "
       "gflop=%.2f f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f f32_cores_busy=%.2f bf16_impl=%s "
       "bf16_seconds=%.6f bf16_gflops=%.2f bf16_cores_busy=%.2f bf16_with_n_seconds=%.6f bf16_with_n_gflops=%.2f "
       "bf16_outer_seconds=%.6f bf16_outer_gflops=%.2f n_convert_seconds=%.6f speedup=%.3f speedup_with_n=%.3f "
       "f32_selected_seconds=%.6f rescored_seconds=%.6f speedup_rescored=%.3f margin=%.5f candidates_per_row=%.2f\n",
-      s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)block, (long long)plan.count,
-      threads, s.repeats, flop / 1e9, blas_backend().c_str(), f32.seconds, flop / f32.seconds / 1e9, f32.cores_busy,
-      product.implementation().c_str(), bf16.seconds, flop / bf16.seconds / 1e9, bf16.cores_busy, bf16_with_n.seconds,
-      flop / bf16_with_n.seconds / 1e9, bf16_outer.seconds, flop / bf16_outer.seconds / 1e9, convert_seconds,
-      f32.seconds / bf16.seconds, f32.seconds / bf16_with_n.seconds, f32_selected.seconds, bf16_rescored.seconds,
-      f32_selected.seconds / bf16_rescored.seconds, margin, candidates_per_row);
+      s.shape_name.c_str(), (long long)x.missing, (long long)x.n, (long long)x.d, (long long)x.plan.rows,
+      (long long)x.plan.count, s.threads, s.repeats, gflop, blas_backend().c_str(), f32.product.seconds,
+      gflop / f32.product.seconds, f32.product.cores_busy, product.implementation().c_str(), b.product.seconds,
+      gflop / b.product.seconds, b.product.cores_busy, b.with_n.seconds, gflop / b.with_n.seconds, b.outer.seconds,
+      gflop / b.outer.seconds, b.convert_seconds, f32.product.seconds / b.product.seconds,
+      f32.product.seconds / b.with_n.seconds, f32.selected.seconds, b.rescored.seconds,
+      f32.selected.seconds / b.rescored.seconds, b.margin, b.candidates_per_row);
+}
+
+int run_speed(const settings& s) {
+  speed_setup x(s);
+  const float32_speeds f32 = time_float32(x);
+#ifdef _OPENMP
+  omp_set_num_threads(s.threads);
+#endif
+  const std::unique_ptr<bf16_matmul> product = make_bf16_matmul(x.plan.rows, x.n, x.d);
+  if (!product) {
+    std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", x.flop / 1e9, s.repeats);
+    std::printf("  float32, %s, per-worker products %9.3f s  %7.1f GFLOP/s; with each row's top-k selection %.3f s\n",
+                blas_backend().c_str(), f32.product.seconds, x.flop / f32.product.seconds / 1e9, f32.selected.seconds);
+    std::printf(
+        "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
+        "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
+        s.shape_name.c_str(), (long long)x.missing, (long long)x.n, (long long)x.d, cpu_isa_name().c_str(),
+        x.flop / 1e9, blas_backend().c_str(), f32.product.seconds, x.flop / f32.product.seconds / 1e9,
+        f32.selected.seconds);
+    return 0;
+  }
+  const bf16_speeds b = time_bf16(x, *product);
+  print_speed(x, f32, b, *product, largest_bf16_error(x, *product));
   return 0;
 }
 
@@ -723,6 +796,139 @@ void print_comparison(const char* name, const comparison& c, Index k, const std:
       100.0 * double(c.first_differs) / rows, c.weight_l1 / rows, c.weight_l1_max, cosine_fields);
 }
 
+/// Rows `ids` of the helper as float32, normalised as synthesize.hpp normalises them (norm in
+/// double, scaled by the float inverse); with `exact`, also normalised in double from the same
+/// values.
+void read_normalised_rows(const clp::program::embedding_matrix& helper, const std::vector<Index>& ids, int threads,
+                          row_major_matrix& normalised, row_major_double* exact) {
+  const Index d = helper.cols();
+  normalised.resize(Index(ids.size()), d);
+  if (exact) exact->resize(Index(ids.size()), d);
+  helper.visit([&](auto view) {
+    clp::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
+      float* row = normalised.data() + i * d;
+      for (Index c = 0; c < d; ++c) row[c] = static_cast<float>(view(ids[std::size_t(i)], c));
+      const double norm = row_norm(row, d);
+      if (exact) {
+        double* e = exact->data() + i * d;
+        double sum = 0;
+        for (Index c = 0; c < d; ++c) sum += double(row[c]) * double(row[c]);
+        const double inverse = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
+        for (Index c = 0; c < d; ++c) e[c] = double(row[c]) * inverse;
+      }
+      const float inverse = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
+      for (Index c = 0; c < d; ++c) row[c] *= inverse;
+    });
+  });
+}
+
+/// A worker's buffers and tallies of --agreement.
+struct agreement_worker {
+  std::vector<float> queries, cosines, cosines16;
+  std::vector<bf16> queries16;
+  row_major_matrix queries_widened;  // emulation
+  row_major_double queries_exact, cosines_exact;
+  std::vector<std::byte> scratchpad;
+  comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
+  Index zero_norm = 0;
+  double candidates = 0, margin_sum = 0;
+  Index candidates_max = 0;
+
+  /// Buffers for blocks of `block` rows against n overlap rows of width d; the product's
+  /// scratchpad, or (no product: emulation) the widened queries.
+  void allocate(const settings& s, Index block, Index n, Index d, const bf16_matmul* product) {
+    queries.assign(std::size_t(block * d), 0.0f);
+    cosines.assign(std::size_t(block * n), 0.0f);
+    cosines16.assign(std::size_t(block * n), 0.0f);
+    queries16.assign(std::size_t(block * d), bf16{});
+    if (product)
+      scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
+    else
+      queries_widened.resize(block, d);
+    if (s.float64) queries_exact = row_major_double::Zero(block, d), cosines_exact.resize(block, n);
+  }
+
+  void add(const agreement_worker& w) {
+    bf16_vs_f32.add(w.bf16_vs_f32);
+    f32_vs_f64.add(w.f32_vs_f64);
+    bf16_vs_f64.add(w.bf16_vs_f64);
+    rescored_vs_f32.add(w.rescored_vs_f32);
+    rescored_vs_f64.add(w.rescored_vs_f64);
+    zero_norm += w.zero_norm;
+    candidates += w.candidates;
+    margin_sum += w.margin_sum;
+    candidates_max = std::max(candidates_max, w.candidates_max);
+  }
+};
+
+/// A row's top k and their top_k_weights.
+template <class T>
+ranked_row ranked(const T* cosines, Index n, Index k) {
+  ranked_row r;
+  r.chosen.resize(std::size_t(k));
+  r.chosen.resize(std::size_t(top_k_of(cosines, n, k, r.chosen.data())));
+  r.weights = top_k_weights_of(cosines, r.chosen.data(), Index(r.chosen.size()));
+  return r;
+}
+
+/// Row i of worker w's block, its cosines formed every way: the top k by float32, by bf16, by
+/// bf16 rescored in float32 (rescore_candidates) and, with --float64, by float64, compared.
+void compare_row(const settings& s, agreement_worker& w, Index i, const row_major_matrix& overlap_rows,
+                 double overlap_residual) {
+  const Index n = overlap_rows.rows(), d = overlap_rows.cols(), k = s.k;
+  const float* c32 = w.cosines.data() + i * n;
+  const float* c16 = w.cosines16.data() + i * n;
+  const ranked_row r32 = ranked(c32, n, k), r16 = ranked(c16, n, k);
+  compare_rows(w.bf16_vs_f32, r16, r32, k);
+  compare_cosines(w.bf16_vs_f32, c16, c32, n);
+  const double margin =
+      row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d), overlap_residual, d);
+  w.margin_sum += margin;
+  std::vector<Index> ids;
+  std::vector<float> values;
+  rescore_candidates(w.queries.data() + i * d, overlap_rows, c16, r16.chosen.data(), Index(r16.chosen.size()), margin,
+                     ids, values);
+  w.candidates += double(ids.size());
+  w.candidates_max = std::max(w.candidates_max, Index(ids.size()));
+  std::vector<Index> best(static_cast<std::size_t>(k));
+  best.resize(std::size_t(top_k_of(values.data(), Index(values.size()), k, best.data())));
+  std::vector<float> full(std::size_t(n), 0.0f);
+  ranked_row rescored;
+  for (Index b : best) {
+    rescored.chosen.push_back(ids[std::size_t(b)]);
+    full[std::size_t(ids[std::size_t(b)])] = values[std::size_t(b)];
+  }
+  rescored.weights = top_k_weights_of(full.data(), rescored.chosen.data(), Index(rescored.chosen.size()));
+  compare_rows(w.rescored_vs_f32, rescored, r32, k);
+  if (!s.float64) return;
+  const double* c64 = w.cosines_exact.data() + i * n;
+  const ranked_row r64 = ranked(c64, n, k);
+  compare_rows(w.f32_vs_f64, r32, r64, k);
+  compare_cosines(w.f32_vs_f64, c32, c64, n);
+  compare_rows(w.bf16_vs_f64, r16, r64, k);
+  compare_cosines(w.bf16_vs_f64, c16, c64, n);
+  compare_rows(w.rescored_vs_f64, rescored, r64, k);
+}
+
+void print_agreement(const settings& s, const agreement_worker& all, const std::string& tag, double overlap_residual,
+                     Index n) {
+  print_comparison("bf16_vs_f32", all.bf16_vs_f32, s.k, tag);
+  print_comparison("rescored_vs_f32", all.rescored_vs_f32, s.k, tag);
+  if (s.float64) {
+    print_comparison("f32_vs_f64", all.f32_vs_f64, s.k, tag);
+    print_comparison("bf16_vs_f64", all.bf16_vs_f64, s.k, tag);
+    print_comparison("rescored_vs_f64", all.rescored_vs_f64, s.k, tag);
+  }
+  const double rows_compared = double(std::max<Index>(1, all.bf16_vs_f32.rows));
+  const double margin = all.margin_sum / rows_compared, candidates = all.candidates / rows_compared;
+  std::printf(
+      "  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on "
+      "average, %lld at most, of %lld\n",
+      margin, overlap_residual, candidates, (long long)all.candidates_max, (long long)n);
+  std::printf("RESULT mode=rescoring %s margin=%.5f candidates_mean=%.2f candidates_max=%lld\n", tag.c_str(), margin,
+              candidates, (long long)all.candidates_max);
+}
+
 int run_agreement(const settings& s) {
   namespace program = clp::program;
   const int threads = s.threads;
@@ -753,33 +959,10 @@ int run_agreement(const settings& s) {
     std::fprintf(stderr, "bench_bf16: the overlap (%lld) is smaller than k or no row is missing\n", (long long)n);
     return 1;
   }
-
-  // Rows as float32, normalised as synthesize.hpp normalises them (norm in double, scaled by
-  // the float inverse); and, for --float64, normalised in double from the same values.
-  auto read_rows = [&](const std::vector<Index>& ids, row_major_matrix& normalised, row_major_double* exact) {
-    normalised.resize(Index(ids.size()), d);
-    if (exact) exact->resize(Index(ids.size()), d);
-    helper.visit([&](auto view) {
-      clp::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
-        float* row = normalised.data() + i * d;
-        for (Index c = 0; c < d; ++c) row[c] = static_cast<float>(view(ids[std::size_t(i)], c));
-        const double norm = row_norm(row, d);
-        if (exact) {
-          double* e = exact->data() + i * d;
-          double sum = 0;
-          for (Index c = 0; c < d; ++c) sum += double(row[c]) * double(row[c]);
-          const double inverse = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
-          for (Index c = 0; c < d; ++c) e[c] = double(row[c]) * inverse;
-        }
-        const float inverse = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
-        for (Index c = 0; c < d; ++c) row[c] *= inverse;
-      });
-    });
-  };
   row_major_matrix overlap_rows, query_rows;
   row_major_double overlap_exact, query_exact;
-  read_rows(overlap.target_ids, overlap_rows, s.float64 ? &overlap_exact : nullptr);
-  read_rows(rows, query_rows, s.float64 ? &query_exact : nullptr);
+  read_normalised_rows(helper, overlap.target_ids, threads, overlap_rows, s.float64 ? &overlap_exact : nullptr);
+  read_normalised_rows(helper, rows, threads, query_rows, s.float64 ? &query_exact : nullptr);
   std::vector<bf16> overlap16(std::size_t(n * d));
   narrow_bf16(overlap_rows.data(), n * d, overlap16.data());
 
@@ -804,36 +987,14 @@ int run_agreement(const settings& s) {
   }
   const std::string product_name = product ? "oneDNN " + product->implementation() : std::string("emulated");
 
-  struct worker {
-    std::vector<float> queries, cosines, cosines16;
-    std::vector<bf16> queries16;
-    row_major_matrix queries_widened;  // emulation
-    row_major_double queries_exact, cosines_exact;
-    std::vector<std::byte> scratchpad;
-    comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
-    Index zero_norm = 0;
-    double candidates = 0, margin_sum = 0;
-    Index candidates_max = 0;
-  };
-  std::vector<worker> workers(static_cast<std::size_t>(threads));
-  for (worker& w : workers) {
-    w.queries.assign(std::size_t(block * d), 0.0f);
-    w.cosines.assign(std::size_t(block * n), 0.0f);
-    w.cosines16.assign(std::size_t(block * n), 0.0f);
-    w.queries16.assign(std::size_t(block * d), bf16{});
-    if (product)
-      w.scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
-    else
-      w.queries_widened.resize(block, d);
-    if (s.float64) w.queries_exact = row_major_double::Zero(block, d), w.cosines_exact.resize(block, n);
-  }
-  const Index k = s.k;
+  std::vector<agreement_worker> workers(static_cast<std::size_t>(threads));
+  for (agreement_worker& w : workers) w.allocate(s, block, n, d, product.get());
   double overlap_residual = 0;
   for (Index j = 0; j < n; ++j)
     overlap_residual =
         std::max(overlap_residual, rounding_residual(overlap_rows.data() + j * d, overlap16.data() + j * d, d));
   clp::parallel_for(plan.count, threads, [&](Index b, int id) {
-    worker& w = workers[std::size_t(id)];
+    agreement_worker& w = workers[std::size_t(id)];
     const Index row0 = b * block, m = std::min(block, missing - row0);
     std::memcpy(w.queries.data(), query_rows.data() + row0 * d, sizeof(float) * std::size_t(m * d));
     std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
@@ -849,101 +1010,22 @@ int run_agreement(const settings& s) {
       w.queries_exact.topRows(m) = query_exact.middleRows(row0, m);
       w.cosines_exact.noalias() = w.queries_exact * overlap_exact.transpose();
     }
-    std::vector<Index> chosen(static_cast<std::size_t>(k));
-    auto rank_float = [&](const float* cosines) {
-      ranked_row r;
-      const Index count = clp::select_top_k(cosines, n, k, chosen.data());
-      r.chosen.assign(chosen.begin(), chosen.begin() + count);
-      r.weights = top_k_weights_of(cosines, r.chosen.data(), count);
-      return r;
-    };
     for (Index i = 0; i < m; ++i) {
-      if (!(query_rows.row(row0 + i).squaredNorm() > 0)) {
+      if (!(query_rows.row(row0 + i).squaredNorm() > 0))
         ++w.zero_norm;  // the engine's zero-norm fallback: no neighbours either way
-        continue;
-      }
-      const float* c32 = w.cosines.data() + i * n;
-      const float* c16 = w.cosines16.data() + i * n;
-      const ranked_row r32 = rank_float(c32), r16 = rank_float(c16);
-      compare_rows(w.bf16_vs_f32, r16, r32, k);
-      compare_cosines(w.bf16_vs_f32, c16, c32, n);
-      // bf16 as a filter: every overlap row within the margin of the k-th bf16 cosine, its
-      // cosine recomputed in float32 (a plain dot of the normalised rows), the top k of those.
-      ranked_row rescored;
-      {
-        const double margin = row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d),
-                                         overlap_residual, d);
-        w.margin_sum += margin;
-        const float threshold = c16[r16.chosen.back()] - static_cast<float>(margin);
-        std::vector<Index> ids;  // ascending, so the library's tie order holds
-        std::vector<float> values;
-        const Eigen::Map<const Eigen::VectorXf> q(w.queries.data() + i * d, d);
-        for (Index j = 0; j < n; ++j)
-          if (c16[j] >= threshold) {
-            ids.push_back(j);
-            values.push_back(q.dot(Eigen::Map<const Eigen::VectorXf>(overlap_rows.data() + j * d, d)));
-          }
-        w.candidates += double(ids.size());
-        w.candidates_max = std::max(w.candidates_max, Index(ids.size()));
-        std::vector<Index> best(static_cast<std::size_t>(k));
-        best.resize(std::size_t(top_k_of(values.data(), Index(values.size()), k, best.data())));
-        std::vector<float> full(std::size_t(n), 0.0f);
-        for (Index b : best) {
-          rescored.chosen.push_back(ids[std::size_t(b)]);
-          full[std::size_t(ids[std::size_t(b)])] = values[std::size_t(b)];
-        }
-        rescored.weights = top_k_weights_of(full.data(), rescored.chosen.data(), Index(rescored.chosen.size()));
-      }
-      compare_rows(w.rescored_vs_f32, rescored, r32, k);
-      if (s.float64) {
-        const double* c64 = w.cosines_exact.data() + i * n;
-        ranked_row r64;
-        r64.chosen.resize(std::size_t(k));
-        r64.chosen.resize(std::size_t(top_k_of(c64, n, k, r64.chosen.data())));
-        r64.weights = top_k_weights_of(c64, r64.chosen.data(), Index(r64.chosen.size()));
-        compare_rows(w.f32_vs_f64, r32, r64, k);
-        compare_cosines(w.f32_vs_f64, c32, c64, n);
-        compare_rows(w.bf16_vs_f64, r16, r64, k);
-        compare_cosines(w.bf16_vs_f64, c16, c64, n);
-        compare_rows(w.rescored_vs_f64, rescored, r64, k);
-      }
+      else
+        compare_row(s, w, i, overlap_rows, overlap_residual);
     }
   });
-  comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
-  Index zero_norm = 0, candidates_max = 0;
-  double candidates = 0, margin = 0;
-  for (const worker& w : workers) {
-    margin += w.margin_sum;
-    bf16_vs_f32.add(w.bf16_vs_f32);
-    f32_vs_f64.add(w.f32_vs_f64);
-    bf16_vs_f64.add(w.bf16_vs_f64);
-    rescored_vs_f32.add(w.rescored_vs_f32);
-    rescored_vs_f64.add(w.rescored_vs_f64);
-    zero_norm += w.zero_norm;
-    candidates += w.candidates;
-    candidates_max = std::max(candidates_max, w.candidates_max);
-  }
+  agreement_worker all;
+  for (const agreement_worker& w : workers) all.add(w);
   std::printf("compared %lld rows (%lld zero-norm rows skipped) in %.1f s; bf16 product: %s\n",
-              (long long)bf16_vs_f32.rows, (long long)zero_norm, seconds_since(start), product_name.c_str());
+              (long long)all.bf16_vs_f32.rows, (long long)all.zero_norm, seconds_since(start), product_name.c_str());
   const std::string tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
                           " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
                           " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) +
                           " product=" + (product ? "onednn" : "emulated");
-  print_comparison("bf16_vs_f32", bf16_vs_f32, k, tag);
-  print_comparison("rescored_vs_f32", rescored_vs_f32, k, tag);
-  if (s.float64) {
-    print_comparison("f32_vs_f64", f32_vs_f64, k, tag);
-    print_comparison("bf16_vs_f64", bf16_vs_f64, k, tag);
-    print_comparison("rescored_vs_f64", rescored_vs_f64, k, tag);
-  }
-  const double rows_compared = double(std::max<Index>(1, bf16_vs_f32.rows));
-  margin /= rows_compared;
-  std::printf(
-      "  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on "
-      "average, %lld at most, of %lld\n",
-      margin, overlap_residual, candidates / rows_compared, (long long)candidates_max, (long long)n);
-  std::printf("RESULT mode=rescoring %s margin=%.5f candidates_mean=%.2f candidates_max=%lld\n", tag.c_str(), margin,
-              candidates / rows_compared, (long long)candidates_max);
+  print_agreement(s, all, tag, overlap_residual, n);
   return 0;
 }
 
