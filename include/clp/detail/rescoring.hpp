@@ -187,6 +187,7 @@ inline Index narrow_and_rescore(const block_context& context, const float* query
     candidate[kept++] = j;
     if (!in_top) others[n_others++] = j;
   }
+  CLP_ASSERT(kept - n_others == k);  // every one of the top k was among the first pass's candidates
   float* const other_value = s.other_value.reserve(std::size_t(n_others));
   rescore_rows(context, query, others, n_others, other_value, s);
   // Both lists ascend, as the kept candidates do: merge the values in candidate order.
