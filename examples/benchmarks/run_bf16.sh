@@ -69,7 +69,8 @@ program_run() {
   start=$(date +%s.%N)
   run_clean /usr/bin/time -f "%U %S" -o "$work/time" "$build_dir/examples/clp-transfer/clp-transfer" transfer \
     --source "$work/$shape/source" --helper "$work/$shape/helper" --output "$out" --report "$out.json" \
-    --similarity-product "$product" > "$work/log-$shape-$product" 2>&1
+    --similarity-product "$product" > "$work/log-$shape-$product" 2>&1 ||
+    { echo "run_bf16.sh: clp-transfer failed; its output: $work/log-$shape-$product" >&2; exit 1; }
   end=$(date +%s.%N)
   awk -v s="$start" -v e="$end" '{ printf "%.2f %.2f\n", e - s, $1 + $2 }' "$work/time"
 }
