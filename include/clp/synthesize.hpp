@@ -22,13 +22,16 @@
 /// The engine lives in rooms of its own under clp/detail/, one per stage, and
 /// detail::synthesize below runs them in order: validate (synthesis_inputs.hpp: shapes, ids,
 /// row range, then the NaN screen), scan the overlap (overlap_scan.hpp: helper norms, source
-/// means, the copies of eq. 2), plan the blocks (synthesis_plan.hpp, with the table of what
+/// means), plan the blocks (synthesis_plan.hpp, with the table of what
 /// each kind of weighting input needs), prepare what the blocks share (overlap_panels.hpp: the
 /// overlap's panels, P, the Gram matrix), then per block (block_engine.hpp): the queries and
 /// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit, or
 /// rescoring.hpp for a caller's similarity product, <clp/similarity_product.hpp>), the
-/// combination with the source rows (combination.hpp); and finally the report, summed from the
-/// per-row outcomes (row_outcomes.hpp).
+/// combination with the source rows (combination.hpp), and the copies of eq. 2 between the
+/// block's missing rows and the next block's; and finally the report, summed from the per-row
+/// outcomes (row_outcomes.hpp). Blocks are handed out in order, so the finished ones form a
+/// growing prefix of the target rows: a caller can stream the output out as it is made
+/// (synthesis_options::rows_finished).
 ///
 /// Argument order, the same for every entry point (synthesize_rows, transfer):
 /// (source, helper, overlap, output, [untied_head or matrix_pairs], policy, options). Inputs come before the
@@ -87,6 +90,13 @@ struct synthesis_options : execution_options {
   /// Optional: called as blocks finish with (rows synthesised so far, rows to synthesise).
   /// Calls come from the worker threads, one at a time.
   std::function<void(Index done, Index total)> progress;
+  /// Optional, for a caller that streams the output out as it is made instead of holding it
+  /// all (clp-transfer writes it to disk and hands the memory back): called with a target row
+  /// `end` once every row in [first_row, end) that the call writes is final, with `end`
+  /// increasing from call to call and last_row (resolved) in the last call. The synthesis
+  /// neither reads nor writes those rows again. Calls come from the worker threads, one at a
+  /// time, and hold up the worker that makes them: hand the rows to a thread of your own.
+  std::function<void(Index end)> rows_finished;
   /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
   /// softmax), possibly of lower precision with a stated bound; its candidates are rescored
   /// in float32 (<clp/similarity_product.hpp>). Null: the library's float32 product. Other
@@ -209,25 +219,29 @@ inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& repor
   report.median_output_row_norm = median(std::move(output_norm));
 }
 
-/// The blocks, in parallel, each on its worker's scratch; progress reported as they finish.
+/// The blocks, in parallel, each on its worker's scratch; progress reported as they finish,
+/// and the rows below the finished prefix of blocks (blocks are handed out in order).
 template <class Policy>
 rescoring_counts run_blocks(const block_context& context, const Policy& policy, int threads,
-                            const std::function<void(Index done, Index total)>& progress) {
+                            const synthesis_options& options) {
   // The blocks' scratch, most of the tile budget, is freed on return, before the summary's
   // vectors are made.
   std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
   std::vector<rescoring_scratch> rescoring(static_cast<std::size_t>(threads));
-  std::mutex progress_mutex;
-  Index rows_done = 0;
+  std::mutex report_mutex;
+  Index rows_done = 0, prefix = 0;  // blocks [0, prefix) have finished
+  std::vector<bool> finished(static_cast<std::size_t>(context.plan.blocks.count));
   parallel_for(context.plan.blocks.count, threads, [&](Index b, int worker) {
     rescoring_scratch& own = rescoring[static_cast<std::size_t>(worker)];
     own.worker = worker;
     const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own);
-    if (progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      rows_done += m;
-      progress(rows_done, context.plan.n_missing);
-    }
+    std::lock_guard<std::mutex> lock(report_mutex);
+    rows_done += m;
+    if (options.progress) options.progress(rows_done, context.plan.n_missing);
+    finished[static_cast<std::size_t>(b)] = true;
+    const Index before = prefix;
+    while (prefix < context.plan.blocks.count && finished[static_cast<std::size_t>(prefix)]) ++prefix;
+    if (options.rows_finished && prefix > before) options.rows_finished(block_stretch(context, prefix - 1).second);
   });
   rescoring_counts total;
   for (const rescoring_scratch& own : rescoring) {
@@ -250,12 +264,19 @@ synthesis_report synthesize_checked(const std::vector<source_output>& pairs, con
   if constexpr (stages_of<Policy>.weigh == weigher::query_norms)
     if (!rows.missing.empty())
       report.maps = fit_linear_maps(panels.projection, pairs, helper, overlap, double(policy.lambda), threads, context);
-  const overlap_scan scan = scan_overlap(pairs, helper, overlap, rows, threads);
+  const overlap_scan scan = scan_overlap(pairs, helper, overlap, threads);
   report.overlap = overlap.size();
   report.median_source_row_norm = scan.median_source_row_norm;
   report.copied_rows = rows.copy_end - rows.copy_begin;
   report.synthesized_rows = Index(rows.missing.size());
-  if (rows.missing.empty()) return report;
+  if (rows.missing.empty()) {  // copies only (the blocks make them otherwise)
+    Index widest = 0;
+    for (const source_output& pair : pairs) widest = std::max(widest, pair.source.cols());
+    std::vector<float> scratch(static_cast<std::size_t>(widest));
+    copy_overlap_rows(pairs, overlap, {rows.copy_begin, rows.copy_end}, scratch.data());
+    if (options.rows_finished) options.rows_finished(rows.last);
+    return report;
+  }
 
   const synthesis_plan plan = plan_synthesis(policy, pairs, helper.cols(), overlap.size(), Index(rows.missing.size()),
                                              threads, options.tile_bytes);
@@ -269,8 +290,8 @@ synthesis_report synthesize_checked(const std::vector<source_output>& pairs, con
   }
   row_outcomes outcomes(rows.padding);
   const rescoring_counts rescored = run_blocks(
-      block_context{pairs, helper, overlap, rows.missing, plan, scan, panels, outcomes, product.get(), compact_output},
-      policy, threads, options.progress);
+      block_context{pairs, helper, overlap, rows, plan, scan, panels, outcomes, product.get(), compact_output},
+      policy, threads, options);
   product.reset();
   report.rescored_rows = rescored.rows;
   report.rescored_candidates = rescored.candidates;

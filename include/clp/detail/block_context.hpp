@@ -28,7 +28,7 @@ struct block_context {
   const std::vector<source_output>& pairs;
   const matrix_view<const void>& helper;
   const vocabulary_overlap& overlap;
-  const std::vector<Index>& missing;  ///< the missing rows written, in order
+  const rows_to_write& rows;  ///< the range: the rows copied and the missing rows written, in order
   const synthesis_plan& plan;
   const overlap_scan& scan;
   const overlap_panels& panels;

@@ -2,7 +2,8 @@
 #pragma once
 
 // Internal, synthesis: one block of missing rows through the stages, in the order they run:
-// queries, cosines, weights, and per source the combination and the finished rows. Which
+// queries, cosines, weights, per source the combination and the finished rows, and last the
+// copies (eq. 2) of the overlapping rows that lie between this block's rows and the next's. Which
 // weigher and combiner a policy gets is the engine's table (synthesis_plan.hpp), read here and
 // nowhere else.
 #include <clp/detail/internal_header_check.hpp>
@@ -18,11 +19,24 @@
 #include <clp/element_type.hpp>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace clp::detail {
 
-/// Block b (missing rows [b * block, ...), at most block of them) on a worker's scratch;
-/// returns its row count.
+/// The target rows block b owns, [first, second): from its first missing row to the next
+/// block's (the range's ends for the first and the last block). The block writes every one of
+/// them, its missing rows and the copies between them, so that each row below the stretches of
+/// a finished prefix of blocks is final (synthesis_options::rows_finished).
+inline std::pair<Index, Index> block_stretch(const block_context& context, Index b) {
+  const std::vector<Index>& missing = context.rows.missing;
+  const Index block = context.plan.blocks.rows, next = (b + 1) * block;
+  return {b == 0 ? context.rows.first : missing[std::size_t(b * block)],
+          next >= Index(missing.size()) ? context.rows.last : missing[std::size_t(next)]};
+}
+
+/// Block b (missing rows [b * block, ...), at most block of them, and the copies of its
+/// stretch) on a worker's scratch; returns its missing row count.
 template <class Policy>
 Index run_block(const block_context& context, const Policy& policy, Index b, block_scratch& scratch,
                 rescoring_scratch& rescoring) {
@@ -53,6 +67,9 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
     combine(context, stage.combine, p, rows.m, buffers);
     finish_rows(context, p, rows, buffers);
   }
+  const auto [from, to] = block_stretch(context, b);
+  copy_overlap_rows(context.pairs, context.overlap, copies_between(context.overlap, context.rows, from, to),
+                    buffers.source_row);
   return rows.m;
 }
 

@@ -111,7 +111,7 @@ inline void finish_rows(const block_context& context, std::size_t p, block_rows 
       std::copy(mean.begin(), mean.end(), out);
     else if (scale != 1.0f)
       for (Index c = 0; c < d; ++c) out[c] *= scale;
-    store_row(pair.output, context.compact_output ? Index(row) : context.missing[row], out);
+    store_row(pair.output, context.compact_output ? Index(row) : context.rows.missing[row], out);
     if (p == 0) context.outcomes.output_norm[row] = row_norm(out, d);
     // Without cosines there are no weights whose sizes could flag a row: its output does.
     if (p == 0 && !context.plan.cosines &&

@@ -31,7 +31,7 @@ inline void normalise_queries(const block_context& context, block_rows rows, con
   matrix_map(queries, plan.blocks.rows, d_helper).bottomRows(plan.blocks.rows - rows.m).setZero();
   for (Index i = 0; i < rows.m; ++i) {
     float* q = queries + i * d_helper;
-    load_row(context.helper, context.missing[std::size_t(rows.row0 + i)], q);
+    load_row(context.helper, context.rows.missing[std::size_t(rows.row0 + i)], q);
     const double norm = row_norm(q, d_helper);
     if (plan.pursuit) buffers.query_norm[i] = static_cast<float>(norm);
     if (norm > 0) {

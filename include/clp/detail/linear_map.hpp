@@ -220,7 +220,7 @@ inline void weigh_by_query_norms(const block_context& context, block_rows rows, 
   std::vector<float> row(std::size_t(context.plan.d_helper));
   for (Index i = 0; i < rows.m; ++i) {
     const Index position = rows.row0 + i;
-    load_row(context.helper, context.missing[std::size_t(position)], row.data());
+    load_row(context.helper, context.rows.missing[std::size_t(position)], row.data());
     buffers.scale[i] = static_cast<float>(row_norm(row.data(), context.plan.d_helper));
     context.outcomes.effective_neighbours[std::size_t(position)] = double(context.plan.n_overlap);
   }

@@ -3,7 +3,8 @@
 
 // Internal, synthesis: the one parallel pass over the overlapping rows, panel by panel, that
 // gives what the rest of the synthesis needs to know about the overlap (the helper rows'
-// norms, each source's mean row, the fallback) and, on the way, writes the copies of eq. 2.
+// norms, each source's mean row, the fallback). It writes nothing: the copies of eq. 2 are
+// made block by block with the synthesised rows around them (<clp/synthesize.hpp>).
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/reductions.hpp>
@@ -42,10 +43,9 @@ inline std::vector<float> mean_of_panels(const std::vector<double>& panel_sums, 
 }
 
 /// The helper rows' inverse norms, per source the mean of its overlapping rows (the fallback
-/// row) and the norms of the first source's rows; and, on the way, the copies of the
-/// overlapping rows in range (eq. 2).
+/// row) and the norms of the first source's rows.
 inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                                 const vocabulary_overlap& overlap, const rows_to_write& rows, int threads) {
+                                 const vocabulary_overlap& overlap, int threads) {
   const Index n_overlap = overlap.size();
   const Index n_panels = ceil_div(n_overlap, panel_rows);
   Index widest = helper.cols();
@@ -75,8 +75,6 @@ inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const 
         load_row(pair.source, overlap.source_ids[j], row);
         for (Index c = 0; c < d; ++c) sum[c] += row[c];
         if (p == 0) source_norm[j] = row_norm(row, d);
-        if (j >= rows.copy_begin && j < rows.copy_end)
-          copy_row(pair.source, overlap.source_ids[j], pair.output, overlap.target_ids[j], row);
       }
     }
   });

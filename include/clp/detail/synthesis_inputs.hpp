@@ -6,6 +6,7 @@
 // here, before any output is written.
 #include <clp/detail/internal_header_check.hpp>
 
+#include <clp/detail/rows.hpp>
 #include <clp/detail/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clp::detail {
@@ -52,6 +54,7 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const matri
 /// The target rows to write: the overlap entries [copy_begin, copy_end) to copy and the
 /// missing ids to synthesise, those inside [first_row, last_row).
 struct rows_to_write {
+  Index first = 0, last = 0;  ///< the target row range [first, last)
   Index copy_begin = 0, copy_end = 0;
   std::vector<Index> missing;
   std::vector<bool> padding;  ///< parallel to missing: no token names the row
@@ -70,6 +73,8 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, Index first_
     return Index(std::lower_bound(ids.begin(), ids.end(), row) - ids.begin());
   };
   rows_to_write rows;
+  rows.first = first;
+  rows.last = last;
   rows.copy_begin = position(overlap.target_ids, first);
   rows.copy_end = position(overlap.target_ids, last);
   rows.missing.assign(overlap.missing_ids.begin() + position(overlap.missing_ids, first),
@@ -81,6 +86,27 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, Index first_
     rows.padding[i] = unnamed != overlap.unnamed_ids.end() && *unnamed == rows.missing[i];
   }
   return rows;
+}
+
+/// The copies (eq. 2) of the target rows in [from, to): the overlap entries [begin, end) among
+/// `rows`' to copy.
+inline std::pair<Index, Index> copies_between(const vocabulary_overlap& overlap, const rows_to_write& rows, Index from,
+                                              Index to) {
+  const auto position = [&](Index row) {
+    return Index(std::lower_bound(overlap.target_ids.begin(), overlap.target_ids.end(), row) -
+                 overlap.target_ids.begin());
+  };
+  const Index begin = std::max(rows.copy_begin, position(from));
+  return {begin, std::max(begin, std::min(rows.copy_end, position(to)))};
+}
+
+/// eq. 2 for overlap entries [begin, end): each pair's source row copied to its output row.
+/// @param scratch  as many floats as the widest source has columns
+inline void copy_overlap_rows(const std::vector<source_output>& pairs, const vocabulary_overlap& overlap,
+                              std::pair<Index, Index> entries, float* scratch) {
+  for (const source_output& pair : pairs)
+    for (Index j = entries.first; j < entries.second; ++j)
+      copy_row(pair.source, overlap.source_ids[j], pair.output, overlap.target_ids[j], scratch);
 }
 
 /// The NaN screen of every row the synthesis reads.
