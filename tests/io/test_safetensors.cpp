@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -102,7 +104,7 @@ TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
                 dir / "model.safetensors", {"no tensor \"missing\""});
 }
 
-TEST_CASE("the written header is padded with spaces to an 8-byte boundary") {
+TEST_CASE("the written header is padded with spaces to a 4 KiB boundary") {
   temp_dir dir;
   // Names of every length mod 8 exercise every amount of padding.
   for (std::size_t length = 1; length <= 8; ++length) {
@@ -111,7 +113,7 @@ TEST_CASE("the written header is padded with spaces to an 8-byte boundary") {
     const std::string bytes = read_file(dir / "a.safetensors");
     const std::uint64_t n = header_length(bytes);
     INFO("name length ", length);
-    CHECK((8 + n) % 8 == 0);
+    CHECK((8 + n) % 4096 == 0);
     const std::string header = bytes.substr(8, n);
     CHECK(header.substr(header.rfind('}') + 1).find_first_not_of(' ') == std::string::npos);
     CHECK(safetensors_file(dir / "a.safetensors").data_start() == 8 + n);
@@ -224,6 +226,67 @@ TEST_CASE("durable and plain writers write the same bytes, across the 64 MiB wri
     CHECK(out.read(out.tensors()[1]) == small.bytes);
     CHECK(out.read(out.tensors()[2]) == big.bytes);
   }
+}
+
+TEST_CASE("append_to fills tensors interleaved, large aligned stretches directly, the bytes as written") {
+  temp_dir dir;
+  // Two large tensors (direct I/O where the file system allows it) after an odd one that leaves
+  // the second unaligned in the file, and a small one; each written in pieces, interleaved.
+  const sample_tensor odd = sample("odd", "U8", {5}, 1, 21);
+  const sample_tensor first = sample("first", "BF16", {(3 << 20) + 1000}, 2, 22);
+  const sample_tensor second = sample("second", "F32", {(1 << 20) + 3}, 4, 23);
+  const sample_tensor small = sample("small", "U8", {17}, 1, 24);
+  const std::vector<const sample_tensor*> all = {&first, &odd, &second, &small};
+  for (const bool durable : {true, false}) {
+    INFO("durable ", durable);
+    {
+      safetensors_writer writer(dir / "i.safetensors", {first.spec, odd.spec, second.spec, small.spec}, {}, durable);
+      // Pieces of 1.5 MiB + 1 byte: some start 4 KiB-aligned in the file, some do not.
+      const std::size_t piece = (std::size_t{3} << 19) + 1;
+      std::vector<std::size_t> done(all.size(), 0);
+      for (bool more = true; more;) {
+        more = false;
+        for (std::size_t t = all.size(); t-- > 0;) {
+          const std::size_t size = std::min(piece, all[t]->bytes.size() - done[t]);
+          if (size == 0) continue;
+          writer.append_to(t, all[t]->bytes.data() + done[t], size);
+          done[t] += size;
+          more = true;
+        }
+      }
+      CHECK(writer.remaining() == 0);
+      writer.finish();
+    }
+    const safetensors_file out(dir / "i.safetensors");
+    for (const sample_tensor* t : all) CHECK(out.read(out.at(t->spec.name)) == t->bytes);
+  }
+
+  // From memory aligned like the file, the large writes take the direct path; the bytes are the same.
+  std::vector<std::byte> aligned_store(first.bytes.size() + 8192);
+  auto* aligned = aligned_store.data() + (4096 - reinterpret_cast<std::uintptr_t>(aligned_store.data()) % 4096) % 4096;
+  std::copy(first.bytes.begin(), first.bytes.end(), aligned);
+  {
+    safetensors_writer writer(dir / "a.safetensors", {first.spec, small.spec});
+    writer.append_to(1, small.bytes.data(), small.bytes.size());
+    writer.append_to(0, aligned, std::size_t{2} << 20);
+    writer.append_to(0, aligned + (std::size_t{2} << 20), first.bytes.size() - (std::size_t{2} << 20));
+    writer.finish();
+  }
+  const safetensors_file out(dir / "a.safetensors");
+  CHECK(out.at("first").offset % 4096 == 0);
+  CHECK(out.read(out.at("first")) == first.bytes);
+  CHECK(out.read(out.at("small")) == small.bytes);
+
+  // Past a tensor's end, or a tensor that is not there: refused, naming the file (and tensor).
+  safetensors_writer writer(dir / "r.safetensors", {small.spec, odd.spec});
+  check_refusal(refusal_of([&] { writer.append_to(1, odd.bytes.data(), 6); }), clp::error_kind::invalid_argument,
+                dir / "r.safetensors", {"tensor \"odd\"", "6 more bytes do not fit: 5 remain"});
+  check_refusal(refusal_of([&] { writer.append_to(2, odd.bytes.data(), 1); }), clp::error_kind::invalid_argument,
+                dir / "r.safetensors", {"no tensor at position 2 of 2"});
+  // append continues the first tensor not yet complete.
+  writer.append_to(1, odd.bytes.data(), 5);
+  writer.append(small.bytes.data(), small.bytes.size());
+  CHECK(writer.remaining() == 0);
 }
 
 TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file") {
