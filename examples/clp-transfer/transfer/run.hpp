@@ -3,8 +3,9 @@
 //
 // The run is a pipeline of phases, each in a file of its own under transfer/, read top to
 // bottom below: check_arguments (arguments.hpp) -> read_models (which matches the vocabularies
-// too) -> synthesise (with finite_inputs.hpp) -> write_output -> write_partial_report
-// (report.hpp) -> commit_output (write_output.hpp) -> print_summary (report.hpp).
+// too) -> synthesise (with finite_inputs.hpp; the new weights stream out as it goes,
+// weights_output.hpp) -> write_output -> write_partial_report (report.hpp) -> commit_output
+// (write_output.hpp) -> print_summary (report.hpp).
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "transfer/read_models.hpp"
 #include "transfer/report.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/weights_output.hpp"
 #include "transfer/write_output.hpp"
 
 namespace clp::program {
@@ -33,14 +35,18 @@ inline void run_transfer(const transfer_arguments& args) {
   seconds.read = progress.end();
   if (!args.quiet) print_matching_warnings(models.matching);
 
+  // The new weights are written as the synthesis makes them: the files are opened first.
   progress.begin("synthesize");
-  synthesised_embeddings synthesised = synthesise(models, models.matching.overlap, args, progress);
+  const bool durable = durable_output(args);
+  io::staging_directory staging(args.output);
+  synthesised_embeddings synthesised = allocate_outputs(models);
+  weights_output weights(staging.path(), durable, models.source, synthesised);
+  synthesise(models, models.matching.overlap, args, progress, synthesised,
+             [&](Index end) { weights.rows_finished(end); });
   seconds.synthesize = progress.end();
 
   progress.begin("write");
-  const bool durable = durable_output(args);
-  io::staging_directory staging(args.output);
-  write_output(staging, durable, args, models, synthesised, progress);
+  write_output(staging, durable, args, models, weights, progress);
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 

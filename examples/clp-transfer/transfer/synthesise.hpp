@@ -11,6 +11,7 @@
 #include <clp/transfer.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -50,10 +51,11 @@ inline error_origins origins_of(const loaded_models& models) {
 /// with it, each in its own element type; its errors name the files.
 inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
-                                      progress_reporter& progress) {
+                                      progress_reporter& progress, const std::function<void(Index)>& rows_finished) {
   synthesis_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
+  options.rows_finished = rows_finished;
   options.product = make_similarity_product(args.similarity);
   const loaded_model& source = models.source;
   // One call for all pairs: the weights are computed once and applied to each.
@@ -108,21 +110,32 @@ inline std::optional<clp::held_out_scores> held_out_check(const loaded_models& m
 
 }  // namespace detail
 
-/// The output embedding (and the other transferred tensors) for the helper's vocabulary, by args.method.
-inline synthesised_embeddings synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
-                                         const transfer_arguments& args, progress_reporter& progress) {
+/// The output matrices for the helper's vocabulary, not yet written: the embedding and one per
+/// transferred tensor, each in the source's dtype. Their memory is touched as they are written.
+inline synthesised_embeddings allocate_outputs(const loaded_models& models) {
   const loaded_model& source = models.source;
   const Index target_rows = models.helper.embedding.rows();
-  synthesised_embeddings out{embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
-                                              "output " + source.embedding_name),
-                             allocate_transferred_outputs(source.transferred, target_rows),
-                             {},
-                             {}};
+  return {embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
+                           "output " + source.embedding_name),
+          allocate_transferred_outputs(source.transferred, target_rows),
+          {},
+          {}};
+}
+
+/// Writes `out`'s matrices by args.method, calling rows_finished(end) as the rows below `end`
+/// become final, with increasing `end` and the row count last (the baselines: once, at the
+/// end). Nothing reads or writes those rows afterwards.
+inline void synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
+                       const transfer_arguments& args, progress_reporter& progress, synthesised_embeddings& out,
+                       const std::function<void(Index end)>& rows_finished) {
   require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
-  out.report = args.method == transfer_method::clp ? detail::transfer_rows(models, overlap, out, args, progress)
-                                                   : detail::draw_rows(models, overlap, out, args);
-  if (args.method == transfer_method::clp) out.held_out = detail::held_out_check(models, overlap, args);
-  return out;
+  if (args.method == transfer_method::clp) {
+    out.report = detail::transfer_rows(models, overlap, out, args, progress, rows_finished);
+    out.held_out = detail::held_out_check(models, overlap, args);
+  } else {
+    out.report = detail::draw_rows(models, overlap, out, args);
+    rows_finished(out.embedding.rows());
+  }
 }
 
 }  // namespace clp::program
