@@ -124,7 +124,7 @@ print("| %s | %.1f s (read %.1f, synthesise %.1f, write %.1f; %.2f cores busy) |
       "| %d (%d padding) | %d | %.2f GB | %.0f MB/s | %s%% | %s |" % (
           mode, wall, s["read"], s["synthesize"], s["write"], cpu / wall, rss / MiB, bound / MiB,
           "within" if rss <= bound else "OVER", (rss - inputs - outputs) / MiB, report["missing"], report["padding_rows"],
-          report["overlap"], out_bytes / 1e9, out_bytes / 1e6 / s["write"], in_cache,
+          report["overlap"], out_bytes / 1e9, (out_bytes - outputs) / 1e6 / max(s["write"], 1e-3), in_cache,
           "%d tensors, %.2f GB, byte-identical" % (identical, identical_bytes / 1e9) if identical
           else "none: embedding and head only"))
 EOF
@@ -133,6 +133,6 @@ EOF
 done
 
 echo
-echo "| run | wall time | peak RSS | bound: input + output embeddings + 300 MB | rows synthesised | overlap | output | write rate | inputs in page cache | other tensors |"
+echo "| run | wall time | peak RSS | bound: input + output embeddings + 300 MB | rows synthesised | overlap | output | write rate (the tensors copied after the synthesis; the new ones stream out during it) | inputs in page cache | other tensors |"
 echo "|---|---|---:|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"

@@ -412,7 +412,9 @@ TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, 
       REQUIRE(!ends.empty());
       CHECK(ends.back() == last);
       for (std::size_t i = 1; i < ends.size(); ++i) CHECK(ends[i] > ends[i - 1]);
-      if (last - first > 300) CHECK(ends.size() >= 3);  // streamed, not reported once at the end
+      // Streamed, not reported once at the end: on one thread every block moves the prefix on
+      // (on more, how far it moves depends on which finishes first).
+      if (threads == 1) CHECK(ends.size() >= 3);
       CHECK(fixtures::same_bits(row_major(seen.middleRows(first, last - first)),
                                 row_major(whole.middleRows(first, last - first))));
       CHECK((output.array() == float(sentinel)).all());
