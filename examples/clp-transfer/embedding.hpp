@@ -126,9 +126,9 @@ class embedding_matrix {
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * clp::element_size(type_); }
 
   /// Hands the memory pages wholly inside bytes [offset, offset + size) of an output back to the
-  /// kernel; they read as zero afterwards. For the write phase, once those bytes are written for
-  /// the last time: the page cache the next bytes fill then reuses memory this process already
-  /// faulted in (see write_output.hpp). Best effort: a failure changes nothing.
+  /// kernel; they read as zero afterwards. For rows written to disk for the last time: the
+  /// rows the synthesis makes next then reuse memory this process already has, instead of
+  /// fresh pages (see transfer/weights_output.hpp). Best effort: a failure changes nothing.
   void release_pages(std::size_t offset, std::size_t size);
 
  private:

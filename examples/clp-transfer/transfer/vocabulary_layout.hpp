@@ -6,7 +6,7 @@
 //   #source rows by values-per-token matrices; the config to write is decided with the
 //   vocabularies at hand;
 // - synthesise (synthesise.hpp): one output matrix per transferred tensor, in its own dtype;
-// - write (write_output.hpp): replacement_for says what to write in each tensor's place;
+// - write (weights_output.hpp): replacement_for says what to write in each tensor's place;
 // - report (report.hpp): the plan, the warnings, and what happened to config token ids.
 #pragma once
 
