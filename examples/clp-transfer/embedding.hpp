@@ -37,9 +37,11 @@ namespace clp::program {
 /// as transparent huge pages: a few hundred page faults instead of one per 4 KiB.
 class page_buffer {
  public:
+  /// The transparent huge page size the buffers are aligned to (x86-64, and arm64 with 4 KiB pages).
+  static constexpr std::size_t huge_page = std::size_t(2) << 20;
+
   explicit page_buffer(std::size_t bytes = 0) {
     if (bytes == 0) return;
-    constexpr std::size_t huge_page = std::size_t(2) << 20;
     const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
     const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     void* memory = std::aligned_alloc(alignment, rounded);

@@ -1,5 +1,5 @@
 // The POSIX calls the safetensors reader and writer make, wrapped once: a descriptor that closes
-// itself, reads and writes that retry short transfers and EINTR, and a flush to disk. Each
+// itself, positioned reads and writes that retry short transfers and EINTR, and a flush to disk. Each
 // failure is a clp::io_error naming the file (io/errors.hpp).
 #pragma once
 
@@ -66,19 +66,22 @@ inline void read_exactly(const std::filesystem::path& path, int fd, void* buffer
   }
 }
 
-/// Writes all `size` bytes to `fd` at its current position, retrying short writes.
-/// @param[in] path  file behind `fd`, for messages
-/// @param[in] fd    open descriptor
-/// @param[in] data  `size` readable bytes
-/// @param[in] size  bytes to write
-inline void write_all(const std::filesystem::path& path, int fd, const void* data, std::size_t size) {
+/// Writes all `size` bytes at `offset` of `fd`, retrying short writes.
+/// @param[in] path    file behind `fd`, for messages
+/// @param[in] fd      open descriptor
+/// @param[in] data    `size` readable bytes
+/// @param[in] size    bytes to write
+/// @param[in] offset  byte offset in the file
+inline void write_exactly(const std::filesystem::path& path, int fd, const void* data, std::size_t size,
+                          std::uint64_t offset) {
   const auto* in = static_cast<const char*>(data);
   while (size > 0) {
-    const ssize_t put = ::write(fd, in, size);
+    const ssize_t put = ::pwrite(fd, in, size, static_cast<off_t>(offset));
     if (put < 0 && errno == EINTR) continue;
     if (put < 0) failed(path, "writing");
     in += put;
     size -= static_cast<std::size_t>(put);
+    offset += static_cast<std::uint64_t>(put);
   }
 }
 

@@ -158,8 +158,8 @@ class safetensors_writer {
     fd_ = file_descriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
     if (fd_.get() < 0) failed(path_, "cannot create");
     try {
-      write_all(path_, fd_.get(), length_prefix(header.size()).data(), 8);
-      write_all(path_, fd_.get(), header.data(), header.size());
+      write_exactly(path_, fd_.get(), length_prefix(header.size()).data(), 8, 0);
+      write_exactly(path_, fd_.get(), header.data(), header.size(), 8);
       std::uint64_t offset = 8 + header.size();
       for (const tensor_spec& tensor : tensors_) {
         offsets_.push_back(offset);
@@ -263,7 +263,7 @@ class safetensors_writer {
   void write_buffered(std::uint64_t at, const char* bytes, std::size_t size) {
     for (std::size_t done = 0; done < size;) {
       const std::size_t part = std::min(size - done, writeback::chunk);
-      pwrite_all(fd_.get(), bytes + done, part, at + done);
+      write_exactly(path_, fd_.get(), bytes + done, part, at + done);
       writeback_.arrived(fd_.get(), at + done, part);
       done += part;
     }
@@ -287,17 +287,6 @@ class safetensors_writer {
       }
     }
     return true;
-  }
-
-  void pwrite_all(int fd, const char* bytes, std::size_t size, std::uint64_t at) {
-    while (size > 0) {
-      const ssize_t put = ::pwrite(fd, bytes, size, static_cast<off_t>(at));
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) failed(path_, "writing");
-      bytes += put;
-      at += static_cast<std::uint64_t>(put);
-      size -= static_cast<std::size_t>(put);
-    }
   }
 
   void arrived(std::size_t tensor, std::size_t size) {

@@ -168,7 +168,7 @@ class weights_output {
   /// Rows [from, to) of every matrix to every tensor it replaces; then the memory of the whole
   /// 2 MiB pages below `to` (of all of it at the end), so that the synthesis reuses it.
   void write_rows(Index from, Index to) {
-    constexpr std::size_t huge_page = std::size_t{2} << 20;
+    constexpr std::size_t huge_page = page_buffer::huge_page;
     for (stream& s : streams_) {
       const std::size_t row_bytes = s.matrix->byte_size() / static_cast<std::size_t>(rows_);
       const auto* bytes = static_cast<const char*>(s.matrix->bytes());
