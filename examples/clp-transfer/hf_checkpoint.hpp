@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -64,14 +65,18 @@ struct hf_checkpoint {
   /// Reads the model folder `folder`: config.json (which must be there, a JSON object), the
   /// weights' headers, the other JSON files, then the tokenizer. Throws naming the file at
   /// fault, the first in that order: clp::io_error for a folder or file that cannot be opened,
-  /// clp::malformed_file for one that is wrong.
-  static hf_checkpoint read(const std::filesystem::path& folder) {
+  /// clp::malformed_file for one that is wrong. `headers_read`, when given, is called with the
+  /// weights as soon as their headers are read, before the tokenizer is parsed (read_models.hpp
+  /// starts bringing in the embeddings' pages there).
+  static hf_checkpoint read(const std::filesystem::path& folder,
+                            const std::function<void(const io::model_weights&)>& headers_read = {}) {
     std::error_code ignored;
     if (!std::filesystem::is_directory(folder, ignored)) throw clp::io_error(io::about(folder), "not a directory");
     const std::filesystem::path config_file = folder / "config.json";
     auto config = io::read_json_file<nlohmann::ordered_json>(config_file);
     if (!config.is_object()) io::malformed(config_file, "not a JSON object");
     io::model_weights weights(folder);
+    if (headers_read) headers_read(weights);
     model_json_files json = model_json_files::read(folder, /*config=*/false);
     json.config = std::move(config);
     const nlohmann::ordered_json* tokenizer_config = json.tokenizer_config ? &*json.tokenizer_config : nullptr;

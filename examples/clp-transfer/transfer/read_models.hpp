@@ -1,13 +1,15 @@
 // Phase 1 of `clp-transfer transfer`: read the source and the helper model, each file once
 // (hf_checkpoint.hpp), check that their parts fit together, and match their vocabularies (eq. 2's
 // overlap: which target tokens the source already has, and which rows are left to synthesise).
-// The matching runs on a thread of its own as soon as the tensor headers give the row counts,
-// while the embeddings are mapped.
+// The embeddings' pages are brought in while the tokenizers are parsed, and the matching runs
+// on a thread of its own as soon as the tensor headers give the row counts, while the
+// embeddings are mapped.
 #pragma once
 
 #include <clp/vocabulary.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -15,12 +17,18 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "embedding.hpp"
 #include "hf_checkpoint.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
+#include "io/model_weights.hpp"
+#include "io/posix_file.hpp"
 #include "language_model_config.hpp"
 #include "special_tokens.hpp"
 #include "token_matching.hpp"
@@ -53,12 +61,82 @@ struct loaded_models {
 
 namespace detail {
 
-/// Both models, the helper read on a thread of its own meanwhile. The source's error, when both
-/// fail, is the one reported (the future's destructor waits for the helper first).
-inline std::pair<hf_checkpoint, hf_checkpoint> read_checkpoints(const transfer_arguments& args) {
-  std::future<hf_checkpoint> helper =
-      std::async(std::launch::async, [&args] { return hf_checkpoint::read(args.helper); });
-  hf_checkpoint source = hf_checkpoint::read(args.source);
+/// A tensor's bytes in its shard, on a descriptor of its own (a duplicate of the shard's), so
+/// that a thread may map them while the checkpoint that located them moves.
+struct tensor_bytes {
+  io::file_descriptor file;
+  std::uint64_t offset = 0, size = 0;
+};
+
+/// The bytes of the tensors the transfer maps from one model: its input embedding (named by
+/// `embedding`, else found), and for the source (`head`) the untied output head. Best effort:
+/// what cannot be found or opened is left out, for the reads that follow to report.
+inline std::vector<tensor_bytes> mapped_tensor_bytes(const std::filesystem::path& folder,
+                                                     const io::model_weights& weights, const std::string& embedding,
+                                                     const std::string* head) {
+  std::vector<tensor_bytes> found;
+  try {
+    const std::vector<std::string> all = weights.tensor_names();
+    std::vector<std::string> names{io::find_input_embedding(folder, all, embedding)};
+    if (head)
+      if (std::optional<std::string> name = io::find_output_embedding(folder, all, *head)) names.push_back(*name);
+    for (const std::string& name : names) {
+      const io::located_tensor at = weights.locate(name);
+      io::file_descriptor file(::fcntl(at.file.descriptor(), F_DUPFD_CLOEXEC, 0));
+      if (file.get() >= 0 && at.tensor.byte_size > 0)
+        found.push_back({std::move(file), at.tensor.offset, at.tensor.byte_size});
+    }
+  } catch (const std::exception&) {
+  }
+  return found;
+}
+
+/// Maps each tensor's bytes with their pages populated, and unmaps them. On the virtual machine
+/// of docs/performance.md a run's first mapping of a file's pages costs about 0.8 s per GB, one
+/// mapping at a time however many threads map, and mapping them again costs little; started as
+/// soon as the weights' headers are read, that cost is paid while the tokenizers are parsed
+/// instead of after. Failures are ignored: the reads that follow map the same bytes.
+inline void warm_pages(const std::vector<tensor_bytes>& tensors) noexcept {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  for (const tensor_bytes& tensor : tensors) {
+    const std::uint64_t start = tensor.offset / page * page;
+    const auto length = static_cast<std::size_t>(tensor.offset + tensor.size - start);
+    void* base =
+        ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, tensor.file.get(), static_cast<off_t>(start));
+    if (base != MAP_FAILED) ::munmap(base, length);
+  }
+}
+
+/// The warm-ups (warm_pages) of both models, running while the models are read. Their owner
+/// outlives every use of the checkpoints and waits for them when it goes.
+struct page_warming {
+  std::future<void> source, helper;
+
+  /// Starts warming `tensors` on a thread of its own, into `slot`; best effort.
+  static void start(std::future<void>& slot, std::vector<tensor_bytes> tensors) noexcept {
+    if (tensors.empty()) return;
+    try {
+      slot = std::async(std::launch::async, [tensors = std::move(tensors)] { warm_pages(tensors); });
+    } catch (const std::exception&) {  // no thread: the reads map the pages as before
+    }
+  }
+};
+
+/// Both models, the helper read on a thread of its own meanwhile, and each model's embeddings
+/// warmed (page_warming) while its tokenizer is parsed. The source's error, when both fail, is
+/// the one reported (the future's destructor waits for the helper first).
+inline std::pair<hf_checkpoint, hf_checkpoint> read_checkpoints(const transfer_arguments& args,
+                                                                page_warming& warming) {
+  std::future<hf_checkpoint> helper = std::async(std::launch::async, [&args, &warming] {
+    return hf_checkpoint::read(args.helper, [&](const io::model_weights& weights) {
+      page_warming::start(warming.helper,
+                          mapped_tensor_bytes(args.helper, weights, args.helper_embedding_tensor, nullptr));
+    });
+  });
+  hf_checkpoint source = hf_checkpoint::read(args.source, [&](const io::model_weights& weights) {
+    page_warming::start(warming.source,
+                        mapped_tensor_bytes(args.source, weights, args.embedding_tensor, &args.lm_head_tensor));
+  });
   return {std::move(source), helper.get()};
 }
 
@@ -129,7 +207,8 @@ inline void require_hidden_size(const hf_checkpoint& model, const embedding_matr
 /// embedding's width, the token ids and the embedding's rows. Throws naming the file at fault;
 /// of several faults, the first in the order of the checks.
 inline loaded_models read_models(const transfer_arguments& args) {
-  auto [source, helper] = detail::read_checkpoints(args);
+  detail::page_warming warming;  // declared first, so waited for last, however this returns
+  auto [source, helper] = detail::read_checkpoints(args, warming);
   const detail::tensor_names names = detail::find_tensor_names(args, source, helper);
   std::future<token_matching> matching = detail::start_matching(source, helper, names, args.matching);
   auto [source_embedding, helper_embedding] = detail::map_embeddings(source, helper, names);
