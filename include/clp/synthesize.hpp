@@ -270,9 +270,7 @@ synthesis_report synthesize_checked(const std::vector<source_output>& pairs, con
   report.copied_rows = rows.copy_end - rows.copy_begin;
   report.synthesized_rows = Index(rows.missing.size());
   if (rows.missing.empty()) {  // copies only (the blocks make them otherwise)
-    Index widest = 0;
-    for (const source_output& pair : pairs) widest = std::max(widest, pair.source.cols());
-    std::vector<float> scratch(static_cast<std::size_t>(widest));
+    std::vector<float> scratch(static_cast<std::size_t>(widest_source(pairs)));
     copy_overlap_rows(pairs, overlap, {rows.copy_begin, rows.copy_end}, scratch.data());
     if (options.rows_finished) options.rows_finished(rows.last);
     return report;

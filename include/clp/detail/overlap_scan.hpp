@@ -48,8 +48,7 @@ inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const 
                                  const vocabulary_overlap& overlap, int threads) {
   const Index n_overlap = overlap.size();
   const Index n_panels = ceil_div(n_overlap, panel_rows);
-  Index widest = helper.cols();
-  for (const source_output& pair : pairs) widest = std::max(widest, pair.source.cols());
+  const Index widest = std::max(helper.cols(), widest_source(pairs));
   overlap_scan scan;
   scan.inverse_norm.resize(static_cast<std::size_t>(n_overlap));
   std::vector<double> source_norm(static_cast<std::size_t>(n_overlap));

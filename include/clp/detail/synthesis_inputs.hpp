@@ -29,6 +29,13 @@ struct source_output {
   std::string output_name = "output";
 };
 
+/// The most columns a source has: what a row buffer that serves every pair holds.
+inline Index widest_source(const std::vector<source_output>& pairs) {
+  Index widest = 0;
+  for (const source_output& pair : pairs) widest = std::max(widest, pair.source.cols());
+  return widest;
+}
+
 /// The overlap's id lists fit the helper (and so the output) and each source.
 inline void validate_shapes(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                             const vocabulary_overlap& overlap, const char* context) {
@@ -101,7 +108,7 @@ inline std::pair<Index, Index> copies_between(const vocabulary_overlap& overlap,
 }
 
 /// eq. 2 for overlap entries [begin, end): each pair's source row copied to its output row.
-/// @param scratch  as many floats as the widest source has columns
+/// @param scratch  widest_source(pairs) floats
 inline void copy_overlap_rows(const std::vector<source_output>& pairs, const vocabulary_overlap& overlap,
                               std::pair<Index, Index> entries, float* scratch) {
   for (const source_output& pair : pairs)

@@ -87,7 +87,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.d_helper = d_helper;
   plan.n_overlap = n_overlap;
   plan.n_missing = n_missing;
-  for (const source_output& pair : pairs) plan.d_source = std::max(plan.d_source, pair.source.cols());
+  plan.d_source = widest_source(pairs);
   if constexpr (stage.combine == combiner::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
   plan.pursuit = stage.weigh == weigher::pursuit;
   plan.cosines = stage.cosines;
