@@ -107,8 +107,9 @@ inline void warm_pages(const std::vector<tensor_bytes>& tensors) noexcept {
   }
 }
 
-/// The warm-ups (warm_pages) of both models, running while the models are read. Their owner
-/// outlives every use of the checkpoints and waits for them when it goes.
+/// The warm-ups (warm_pages) of both models, running while the models are read. They touch no
+/// checkpoint (their descriptors are their own); their owner waits for them when it goes (a
+/// std::async future's destructor does), so none outlives the read phase.
 struct page_warming {
   std::future<void> source, helper;
 
