@@ -1,6 +1,6 @@
 // hf_checkpoint.hpp: a model folder read once into one value (its JSON files, its weights'
 // headers and index, its tokenizer), and the refusals of a folder that is not a model, each
-// checked for its kind and the file it names.
+// checked for its kind and the file it names; and what read_models.hpp warms from it.
 #include "hf_checkpoint.hpp"
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.hpp"
+#include "transfer/read_models.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
@@ -99,4 +100,35 @@ TEST_CASE("a folder that is no model is refused naming the file at fault, the fi
     fs::remove(model / "tokenizer.json");
     check_refusal(refusal(), clp::error_kind::malformed_file, model, {"no tokenizer.json or vocab.json"});
   }
+}
+
+TEST_CASE("the weights' headers are handed out before the tokenizer is read, whether it is then refused or not") {
+  temp_dir dir;
+  write_model(dir.path);
+  std::vector<std::string> seen;
+  const auto headers_read = [&](const clp::io::model_weights& weights) { seen = weights.tensor_names(); };
+  hf_checkpoint::read(dir.path, headers_read);
+  CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
+  seen.clear();
+  fs::remove(dir / "tokenizer.json");
+  check_refusal(refusal_of([&] { hf_checkpoint::read(dir.path, headers_read); }), clp::error_kind::malformed_file,
+                dir.path, {"no tokenizer.json or vocab.json"});
+  CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
+}
+
+TEST_CASE("read_models' warm-up: the bytes of the tensors the transfer maps, best effort") {
+  temp_dir dir;
+  write_model(dir.path, 5);
+  const clp::io::model_weights weights(dir.path);
+  const clp::io::located_tensor wte = weights.locate("transformer.wte.weight");
+  const std::vector<detail::tensor_bytes> found = detail::mapped_tensor_bytes(dir.path, weights, "", nullptr);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].offset == wte.tensor.offset);
+  CHECK(found[0].size == 40);  // 5 x 2 float32
+  CHECK(found[0].file.get() != wte.file.descriptor());  // its own descriptor, for a thread of its own
+  detail::warm_pages(found);                            // maps and unmaps; nothing to see but no harm
+  // A name that is not there: nothing, and no error (the read that follows reports it).
+  CHECK(detail::mapped_tensor_bytes(dir.path, weights, "no.such.tensor", nullptr).empty());
+  const std::string no_head = "lm_head.weight";
+  CHECK(detail::mapped_tensor_bytes(dir.path, weights, "", &no_head).empty());
 }
