@@ -50,6 +50,17 @@ class mapped_bytes {
 
   const void* data() const noexcept { return data_; }
 
+  /// Bytes [offset, offset + size) of file `fd` (size > 0) mapped read-only, the pages
+  /// populated up front; empty (data() null, errno set) where mmap refuses.
+  static mapped_bytes populated(int fd, std::uint64_t offset, std::uint64_t size) noexcept {
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t start = offset / page * page;
+    const auto length = static_cast<std::size_t>(offset + size - start);
+    void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, static_cast<off_t>(start));
+    if (base == MAP_FAILED) return {};
+    return {base, length, static_cast<const char*>(base) + (offset - start)};
+  }
+
  private:
   void unmap() noexcept {
     if (base_ != nullptr) ::munmap(base_, length_);
@@ -126,12 +137,9 @@ class safetensors_file {
   /// truncates the file while it is mapped.
   /// @param[in] tensor  an entry of this file's tensors(), with byte_size > 0
   mapped_bytes map(const tensor_entry& tensor) const {
-    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    const std::uint64_t start = tensor.offset / page * page;
-    const auto length = static_cast<std::size_t>(tensor.offset + tensor.byte_size - start);
-    void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_.get(), static_cast<off_t>(start));
-    if (base == MAP_FAILED) failed(path_, "cannot map tensor " + quoted_name(tensor.name));
-    return {base, length, static_cast<const char*>(base) + (tensor.offset - start)};
+    mapped_bytes bytes = mapped_bytes::populated(fd_.get(), tensor.offset, tensor.byte_size);
+    if (bytes.data() == nullptr) failed(path_, "cannot map tensor " + quoted_name(tensor.name));
+    return bytes;
   }
 
  private:

@@ -18,8 +18,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +27,7 @@
 #include "io/errors.hpp"
 #include "io/model_weights.hpp"
 #include "io/posix_file.hpp"
+#include "io/safetensors_reader.hpp"
 #include "language_model_config.hpp"
 #include "special_tokens.hpp"
 #include "token_matching.hpp"
@@ -97,14 +96,8 @@ inline std::vector<tensor_bytes> mapped_tensor_bytes(const std::filesystem::path
 /// soon as the weights' headers are read, that cost is paid while the tokenizers are parsed
 /// instead of after. Failures are ignored: the reads that follow map the same bytes.
 inline void warm_pages(const std::vector<tensor_bytes>& tensors) noexcept {
-  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  for (const tensor_bytes& tensor : tensors) {
-    const std::uint64_t start = tensor.offset / page * page;
-    const auto length = static_cast<std::size_t>(tensor.offset + tensor.size - start);
-    void* base =
-        ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, tensor.file.get(), static_cast<off_t>(start));
-    if (base != MAP_FAILED) ::munmap(base, length);
-  }
+  for (const tensor_bytes& tensor : tensors)
+    io::mapped_bytes::populated(tensor.file.get(), tensor.offset, tensor.size);  // unmapped at once
 }
 
 /// The warm-ups (warm_pages) of both models, running while the models are read. They touch no
