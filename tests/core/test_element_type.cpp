@@ -5,6 +5,9 @@
 #include "fixtures.hpp"
 
 #include <clp/element_type.hpp>
+#include <clp/synthesize.hpp>
+// after a public header (internal_header_check.hpp)
+#include <clp/detail/rows.hpp>
 
 #include <doctest/doctest.h>
 
@@ -93,4 +96,30 @@ TEST_CASE("to_float32 and from_float32: float is copied, half and double as Eige
   // n = 0 touches nothing (and may see null pointers).
   clp::to_float32(static_cast<const float*>(nullptr), 0, static_cast<float*>(nullptr));
   clp::from_float32(static_cast<const float*>(nullptr), 0, static_cast<Eigen::bfloat16*>(nullptr));
+}
+
+TEST_CASE_TEMPLATE("add_scaled_row: out += w * row, every element converted, against a double loop", T, float, double,
+                   Eigen::half, Eigen::bfloat16) {
+  // Widths around a cache line of T (64 bytes), row- and column-major, with and without a next
+  // row to ask for: the line-by-line walk must add every column once.
+  for (clp::Index d : {clp::Index(1), clp::Index(7), clp::Index(32), clp::Index(33), clp::Index(100)}) {
+    const clp::Index rows = 3;
+    std::vector<T> values(static_cast<std::size_t>(rows * d));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = T(float(std::sin(double(i) * 0.7)) * 4.0f);
+    for (const auto order : {clp::storage_order::row_major, clp::storage_order::column_major}) {
+      const clp::matrix_view<const void> view = clp::matrix_view<const T>(values.data(), rows, d, order);
+      for (clp::Index next : {clp::Index(-1), clp::Index(2)}) {
+        std::vector<float> out(static_cast<std::size_t>(d));
+        for (clp::Index c = 0; c < d; ++c) out[std::size_t(c)] = 0.5f * float(c);
+        const float w = 0.375f;
+        clp::detail::add_scaled_row(view, 1, w, out.data(), next);
+        for (clp::Index c = 0; c < d; ++c) {
+          const T element = order == clp::storage_order::row_major ? values[std::size_t(d + c)]
+                                                                    : values[std::size_t(c * rows + 1)];
+          const double want = 0.5 * double(c) + double(w) * double(static_cast<float>(element));
+          CHECK(double(out[std::size_t(c)]) == doctest::Approx(want).epsilon(1e-6));
+        }
+      }
+    }
+  }
 }

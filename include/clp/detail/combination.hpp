@@ -14,6 +14,7 @@
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/tiling.hpp>
 #include <clp/element_type.hpp>
+#include <clp/error.hpp>
 
 #include <Eigen/Core>
 
@@ -22,30 +23,30 @@
 
 namespace clp::detail {
 
-/// sum_k w_k a_{neighbour k}, reading only the chosen source rows; the next chosen row (of this
-/// output row or the next) is asked for while the current one is added.
+/// sum_k w_k a_{neighbour k}, reading only the chosen source rows; each is added while the next
+/// one (of this output row or the next) is asked for.
 inline void combine_neighbours(const block_context& context, std::size_t p, Index m, const block_buffers& buffers) {
   const matrix_view<const void>& source = context.pairs[p].source;
   const Index d = source.cols();
   const Index k_max = context.plan.k_max;
   const std::vector<Index>& source_ids = context.overlap.source_ids;
-  float* const source_row = buffers.source_row;
-  // The chosen rows in the order they are read: row i's neighbours, then row i + 1's.
+  // The chosen source rows in the order they are read: row i's neighbours, then row i + 1's.
   Index next_i = 0, next_k = 0;
-  const auto prefetch_next = [&] {
+  const auto next_chosen = [&]() -> Index {
     while (next_i < m && next_k >= buffers.counts[next_i]) ++next_i, next_k = 0;
-    if (next_i < m) prefetch_row(source, source_ids[std::size_t(buffers.neighbours[next_i * k_max + next_k++])]);
+    return next_i < m ? source_ids[std::size_t(buffers.neighbours[next_i * k_max + next_k++])] : -1;
   };
-  prefetch_next();
+  Index chosen = next_chosen();
+  if (chosen >= 0) prefetch_row(source, chosen);
   for (Index i = 0; i < m; ++i) {
     float* out = buffers.accumulator + i * d;
     std::fill(out, out + d, 0.0f);
-    const Index* neighbour = buffers.neighbours + i * k_max;
     const float* weight = buffers.weights + i * k_max;
     for (Index k = 0; k < buffers.counts[i]; ++k) {
-      prefetch_next();
-      const float* row = float_row(source, source_ids[std::size_t(neighbour[k])], source_row);
-      for (Index c = 0; c < d; ++c) out[c] += weight[k] * row[c];
+      CLP_ASSERT(chosen == source_ids[std::size_t(buffers.neighbours[i * k_max + k])]);
+      const Index next = next_chosen();
+      add_scaled_row(source, chosen, weight[k], out, next);
+      chosen = next;
     }
   }
 }
