@@ -297,6 +297,53 @@ TEST_CASE("similarity_product: a candidate exactly at the cut is kept, one just 
   CHECK(many == want);
 }
 
+TEST_CASE("similarity_product: the candidate pass against a sort of the whole row, wherever the top k sit") {
+  // The pass reads again only the chunks whose largest cosine reaches a lower bound of the k-th
+  // largest; the bound is loose where the top k crowd into one chunk, and absent where the row
+  // has fewer than k chunks. Whatever it is, the candidates and the top k must be a full sort's.
+  std::mt19937 random(23);
+  std::normal_distribution<float> normal(0.05f, 0.1f);
+  clp::detail::rescoring_scratch s;
+  const auto check_row = [&](const std::vector<float>& row, Index k, double margin) {
+    const Index n = Index(row.size());
+    double sum = 0;
+    const Index count = clp::detail::collect_candidates(row.data(), n, k, margin, s, sum);
+    std::vector<clp::detail::scored_row> ranked;
+    for (Index j = 0; j < n; ++j) ranked.push_back({row[std::size_t(j)], j});
+    std::sort(ranked.begin(), ranked.end(), clp::detail::ranks_before{});
+    std::vector<Index> want_top, got_top;
+    for (Index r = 0; r < k; ++r) want_top.push_back(ranked[std::size_t(r)].id);
+    for (Index r = 0; r < k; ++r) got_top.push_back(s.heap.data()[r].id);
+    std::sort(want_top.begin(), want_top.end());
+    std::sort(got_top.begin(), got_top.end());
+    CHECK(got_top == want_top);
+    std::vector<Index> want;
+    const double cut = double(ranked[std::size_t(k - 1)].cosine) - 2 * margin;
+    double want_sum = 0;
+    for (Index j = 0; j < n; ++j) {
+      if (double(row[std::size_t(j)]) >= cut) want.push_back(j);
+      want_sum += double(row[std::size_t(j)]);
+    }
+    CHECK(std::vector<Index>(s.candidate.data(), s.candidate.data() + count) == want);
+    CHECK(sum == doctest::Approx(want_sum).epsilon(1e-12));
+  };
+  for (Index n : {Index(9), Index(100), Index(640), Index(1000), Index(5003)}) {
+    std::vector<float> row(static_cast<std::size_t>(n));
+    for (float& v : row) v = normal(random);
+    for (Index k : {Index(1), Index(3), Index(10)}) {
+      if (k > n) continue;
+      check_row(row, k, 0.002);
+      check_row(row, k, 0.0);
+      // The top k crowded into the row's last (perhaps partial) chunk.
+      std::vector<float> crowded = row;
+      for (Index r = 0; r < k && r < 64; ++r) crowded[std::size_t(n - 1 - r)] = 0.9f + 0.001f * float(r);
+      check_row(crowded, k, 0.002);
+      // Every cosine equal: all tie, the k lowest positions are the top k.
+      check_row(std::vector<float>(row.size(), 0.25f), k, 0.0);
+    }
+  }
+}
+
 TEST_CASE("similarity_product: ties among rescored cosines go to the lower overlap position, as in float32") {
   // Exact helper rows, so cosines tie exactly: overlap rows e0, e1, e0, e0, e2, (1,1,1,1);
   // missing rows e0 and e3 (the tie case of test_synthesize.cpp).

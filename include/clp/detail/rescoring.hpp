@@ -17,15 +17,20 @@
 #include <clp/detail/rows.hpp>
 #include <clp/detail/scratch_buffer.hpp>
 #include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/tiling.hpp>
 #include <clp/detail/weighing.hpp>
 #include <clp/element_type.hpp>
+#include <clp/error.hpp>
 #include <clp/policy.hpp>
 #include <clp/similarity_product.hpp>
 #include <clp/top_k.hpp>
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -39,7 +44,7 @@ struct rescoring_counts {
 
 /// A worker's rescoring buffers and counts, reused from block to block.
 struct rescoring_scratch {
-  scratch_buffer<float> bound, value, row, top_value, other_value;
+  scratch_buffer<float> bound, value, row, top_value, other_value, chunk_max, largest;
   scratch_buffer<Index> candidate, top_id, other;
   scratch_buffer<scored_row> heap;
   rescoring_counts counts;
@@ -86,38 +91,63 @@ inline float float_at_most(double x) {
   return double(f) <= x ? f : std::nextafter(f, -std::numeric_limits<float>::infinity());
 }
 
-/// One pass over a row of product cosines, chunk by chunk: the sum (for the report's flags),
-/// the running k-th largest, and every position within 2 * margin of it so far (the running
-/// value only grows, so that is a superset); then the positions below the final cut,
-/// k-th largest - 2 * margin, are dropped. Leaves the candidates (ascending) in s.candidate and
-/// the product's top k in s.heap; returns the candidates' count, k at least.
+/// The k-th largest of x[0..n), 0 < k <= n: the k largest so far kept sorted (descending) in
+/// s.largest; most values are below the k-th and cost one comparison.
+inline float kth_largest(const float* x, Index n, Index k, rescoring_scratch& s) {
+  float* const largest = s.largest.reserve(std::size_t(k));
+  std::copy(x, x + k, largest);
+  std::sort(largest, largest + k, std::greater<>());
+  for (Index j = k; j < n; ++j) {
+    if (!(x[j] > largest[k - 1])) continue;
+    Index at = k - 1;
+    for (; at > 0 && largest[at - 1] < x[j]; --at) largest[at] = largest[at - 1];
+    largest[at] = x[j];
+  }
+  return largest[k - 1];
+}
+
+/// The candidates of a row of product cosines: every position within 2 * margin of T, the
+/// row's k-th largest, left ascending in s.candidate (their count returned, k at least), with
+/// the product's top k in s.heap; `sum` is the row's sum (for the report's flags).
+/// A first pass, branch-free, sums the row and takes each chunk's largest cosine. k chunks hold
+/// a cosine at least as large as the k-th largest of those maxima, so that value, L, is at most
+/// T: only the chunks whose maximum reaches L - 2 * margin can hold a candidate or one of the
+/// top k, and only they are read again, from the cache, to list positions and fill the heap.
+/// L sits at T or just below on real rows (their top k are spread over the row's chunks), so
+/// this second pass reads a few dozen of the row's chunks. The heap is offered those chunks in
+/// ascending order, so it ends as it would have over the whole row.
 inline Index collect_candidates(const float* cosines, Index n, Index k, double margin, rescoring_scratch& s,
                                 double& sum) {
   constexpr Index chunk = 64;
-  constexpr int lanes = 8;
-  scored_row* const heap = s.heap.reserve(std::size_t(k));
-  Index* const candidate = s.candidate.reserve(std::size_t(n));
-  Index size = 0, count = 0;
+  constexpr int lanes = 32;
+  const Index chunks = ceil_div(n, chunk);
+  float* const chunk_max = s.chunk_max.reserve(std::size_t(chunks));
   double lane_sum[lanes] = {};
-  for (Index j0 = 0; j0 < n; j0 += chunk) {
-    const Index j1 = std::min(n, j0 + chunk);
+  for (Index c = 0; c < chunks; ++c) {
+    const Index j0 = c * chunk, j1 = std::min(n, j0 + chunk);
     Index j = j0;
     for (; j + lanes <= j1; j += lanes)
       for (int l = 0; l < lanes; ++l) lane_sum[l] += double(cosines[j + l]);
     for (int l = 0; j < j1; ++j, ++l) lane_sum[l] += double(cosines[j]);
-    const float cut =
-        size < k ? -std::numeric_limits<float>::infinity() : float_at_most(double(heap[0].cosine) - 2 * margin);
-    int near = 0;
-    for (j = j0; j < j1; ++j) near += cosines[j] >= cut;
-    if (near == 0) continue;
-    for (j = j0; j < j1; ++j) {
-      candidate[count] = j;
-      count += cosines[j] >= cut;
-    }
-    size = offer_candidates(cosines + j0, j1 - j0, j0, heap, size, k);
+    chunk_max[c] = j1 - j0 == chunk ? Eigen::Map<const Eigen::Array<float, chunk, 1>>(cosines + j0).maxCoeff()
+                                    : Eigen::Map<const Eigen::ArrayXf>(cosines + j0, j1 - j0).maxCoeff();
   }
   sum = 0;
   for (int l = 0; l < lanes; ++l) sum += lane_sum[l];
+  const float floor = chunks >= k ? float_at_most(double(kth_largest(chunk_max, chunks, k, s)) - 2 * margin)
+                                  : -std::numeric_limits<float>::infinity();
+  scored_row* const heap = s.heap.reserve(std::size_t(k));
+  Index* const candidate = s.candidate.reserve(std::size_t(n));
+  Index size = 0, count = 0;
+  for (Index c = 0; c < chunks; ++c) {
+    if (!(chunk_max[c] >= floor)) continue;
+    const Index j0 = c * chunk, j1 = std::min(n, j0 + chunk);
+    for (Index j = j0; j < j1; ++j) {
+      candidate[count] = j;
+      count += cosines[j] >= floor;
+    }
+    size = offer_candidates(cosines + j0, j1 - j0, j0, heap, size, k);
+  }
   CLP_ASSERT(size == k);
   const double cut = double(heap[0].cosine) - 2 * margin;
   Index kept = 0;
