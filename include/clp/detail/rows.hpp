@@ -2,9 +2,9 @@
 #pragma once
 
 // Internal: the kernels' row loaders and storers. Every kernel reads its inputs and writes its
-// outputs through these four, on views whose element type is a run-time value, so that each
-// kernel is compiled once per weighting policy rather than once per combination of caller
-// types; every element is converted to and from float32 here, and only here.
+// outputs through the functions below, on views whose element type is a run-time value, so
+// that each kernel is compiled once per weighting policy rather than once per combination of
+// caller types; every element is converted to and from float32 here, and only here.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/element_type.hpp>
