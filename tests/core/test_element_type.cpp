@@ -114,8 +114,8 @@ TEST_CASE_TEMPLATE("add_scaled_row: out += w * row, every element converted, aga
         const float w = 0.375f;
         clp::detail::add_scaled_row(view, 1, w, out.data(), next);
         for (clp::Index c = 0; c < d; ++c) {
-          const T element = order == clp::storage_order::row_major ? values[std::size_t(d + c)]
-                                                                    : values[std::size_t(c * rows + 1)];
+          const T element =
+              order == clp::storage_order::row_major ? values[std::size_t(d + c)] : values[std::size_t(c * rows + 1)];
           const double want = 0.5 * double(c) + double(w) * double(static_cast<float>(element));
           CHECK(double(out[std::size_t(c)]) == doctest::Approx(want).epsilon(1e-6));
         }
