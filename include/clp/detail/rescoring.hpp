@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -44,7 +43,7 @@ struct rescoring_counts {
 
 /// A worker's rescoring buffers and counts, reused from block to block.
 struct rescoring_scratch {
-  scratch_buffer<float> bound, value, row, top_value, other_value, chunk_max, largest;
+  scratch_buffer<float> bound, value, row, top_value, other_value, chunk_max;
   scratch_buffer<Index> candidate, top_id, other;
   scratch_buffer<scored_row> heap;
   rescoring_counts counts;
@@ -91,21 +90,6 @@ inline float float_at_most(double x) {
   return double(f) <= x ? f : std::nextafter(f, -std::numeric_limits<float>::infinity());
 }
 
-/// The k-th largest of x[0..n), 0 < k <= n: the k largest so far kept sorted (descending) in
-/// s.largest; most values are below the k-th and cost one comparison.
-inline float kth_largest(const float* x, Index n, Index k, rescoring_scratch& s) {
-  float* const largest = s.largest.reserve(std::size_t(k));
-  std::copy(x, x + k, largest);
-  std::sort(largest, largest + k, std::greater<>());
-  for (Index j = k; j < n; ++j) {
-    if (!(x[j] > largest[k - 1])) continue;
-    Index at = k - 1;
-    for (; at > 0 && largest[at - 1] < x[j]; --at) largest[at] = largest[at - 1];
-    largest[at] = x[j];
-  }
-  return largest[k - 1];
-}
-
 /// The candidates of a row of product cosines: every position within 2 * margin of T, the
 /// row's k-th largest, left ascending in s.candidate (their count returned, k at least), with
 /// the product's top k in s.heap; `sum` is the row's sum (for the report's flags).
@@ -134,9 +118,11 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
   }
   sum = 0;
   for (int l = 0; l < lanes; ++l) sum += lane_sum[l];
-  const float floor = chunks >= k ? float_at_most(double(kth_largest(chunk_max, chunks, k, s)) - 2 * margin)
-                                  : -std::numeric_limits<float>::infinity();
+  // The chunks' maxima go through the heap first (it is refilled below): its top is L.
   scored_row* const heap = s.heap.reserve(std::size_t(k));
+  const float floor = chunks >= k && offer_candidates(chunk_max, chunks, 0, heap, 0, k) == k
+                          ? float_at_most(double(heap[0].cosine) - 2 * margin)
+                          : -std::numeric_limits<float>::infinity();
   Index* const candidate = s.candidate.reserve(std::size_t(n));
   Index size = 0, count = 0;
   for (Index c = 0; c < chunks; ++c) {
