@@ -21,8 +21,9 @@ namespace clp::detail {
 /// line. The lines go to the second-level cache, not the first (locality 2: prefetcht1 on
 /// x86-64): a prefetch into L1 holds one of its few miss buffers until the line arrives, so
 /// with a row's worth in flight the loads themselves queued behind them. Into L2, scattered
-/// 8 KB BF16 rows were added at about twice the speed (Zen 5; docs/performance.md). A hint
-/// only; nothing where the compiler has no way to give it.
+/// 8 KB BF16 rows were added at about twice the speed on one Zen 5 machine and at the same
+/// speed on another (docs/performance.md). A hint only; nothing where the compiler has no way
+/// to give it.
 inline void prefetch(const void* p, std::size_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
   const char* const first = static_cast<const char*>(p);
