@@ -97,6 +97,15 @@ struct synthesis_options : execution_options {
   /// neither reads nor writes those rows again. Calls come from the worker threads, one at a
   /// time, and hold up the worker that makes them: hand the rows to a thread of your own.
   std::function<void(Index end)> rows_finished;
+  /// Optional, the other edge of the same stretch, for a caller that moves the memory of
+  /// finished rows to rows not yet made (clp-transfer does, instead of faulting in fresh
+  /// pages): called with a target row `end` before the synthesis writes any row at or above
+  /// the previous call's `end` (the first call: before it writes any row), so the rows at or
+  /// above the latest `end` are untouched until the next call. `end` increases from call to
+  /// call, last_row (resolved) in the last call, and no rows_finished call reports rows past
+  /// it. Calls come from the worker threads, one at a time; each holds up every worker about
+  /// to start a block until it returns.
+  std::function<void(Index end)> rows_started;
   /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
   /// softmax), possibly of lower precision with a stated bound; its candidates are rescored
   /// in float32 (<clp/similarity_product.hpp>). Null: the library's float32 product. Other
@@ -230,10 +239,16 @@ rescoring_counts run_blocks(const block_context& context, const Policy& policy, 
   std::vector<rescoring_scratch> rescoring(static_cast<std::size_t>(threads));
   std::mutex report_mutex;
   Index rows_done = 0, prefix = 0;  // blocks [0, prefix) have finished
+  Index started = context.rows.first;  // no row at or above it has been written
   std::vector<bool> finished(static_cast<std::size_t>(context.plan.blocks.count));
   parallel_for(context.plan.blocks.count, threads, [&](Index b, int worker) {
     rescoring_scratch& own = rescoring[static_cast<std::size_t>(worker)];
     own.worker = worker;
+    if (options.rows_started) {  // blocks are taken in order, but may reach this lock out of it
+      std::lock_guard<std::mutex> lock(report_mutex);
+      const Index end = block_stretch(context, b).second;
+      if (end > started) options.rows_started(started = end);
+    }
     const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own);
     std::lock_guard<std::mutex> lock(report_mutex);
     rows_done += m;
@@ -271,6 +286,7 @@ synthesis_report synthesize_checked(const std::vector<source_output>& pairs, con
   report.synthesized_rows = Index(rows.missing.size());
   if (rows.missing.empty()) {  // copies only (the blocks make them otherwise)
     std::vector<float> scratch(static_cast<std::size_t>(widest_source(pairs)));
+    if (options.rows_started) options.rows_started(rows.last);
     copy_overlap_rows(pairs, overlap, {rows.copy_begin, rows.copy_end}, scratch.data());
     if (options.rows_finished) options.rows_finished(rows.last);
     return report;

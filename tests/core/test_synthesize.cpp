@@ -384,10 +384,12 @@ TEST_CASE("synthesize_rows: progress reports every row once, in increasing count
   }
 }
 
-TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, never written again") {
+TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, never written again; rows_started "
+          "leaves the rows above it untouched") {
   // The oracle is a plain run: what the callback saw of each stretch, as it was reported, must
   // be that run's rows bit for bit; the stretch is then overwritten with the sentinel, which
-  // must survive the rest of the run (the engine never comes back to a finished row).
+  // must survive the rest of the run (the engine never comes back to a finished row). When
+  // rows_started reports an end, every row from the previous end on must still be the sentinel.
   const problem p = make_problem(1500, 900, 500, 32, 48, 1.0, 61);
   const row_major helper = to_eigen(p.helper);
   const row_major source = to_eigen(p.source);
@@ -399,11 +401,21 @@ TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, 
       CAPTURE(first);
       row_major output = row_major::Constant(1500, 48, float(sentinel));
       row_major seen = row_major::Constant(1500, 48, float(sentinel));
-      std::vector<clp::Index> ends;
+      std::vector<clp::Index> ends, starts;
+      bool untouched = true;      // at each rows_started call, every row from the previous end on unwritten
+      bool started_first = true;  // no row reported finished before it was reported started
       auto options = fixtures::options(threads, 256 << 10, first, last);
+      options.rows_started = [&](clp::Index end) {
+        // No row at or above the previous end may have been written yet, and no worker writes
+        // one while this call runs: reading them races with nothing.
+        const clp::Index from = starts.empty() ? first : starts.back();
+        starts.push_back(end);
+        untouched = untouched && (output.middleRows(from, last - from).array() == float(sentinel)).all();
+      };
       options.rows_finished = [&](clp::Index end) {
         const clp::Index from = ends.empty() ? first : ends.back();
         ends.push_back(end);
+        started_first = started_first && !starts.empty() && end <= starts.back();
         if (end <= from) return;
         seen.middleRows(from, end - from) = output.middleRows(from, end - from);
         output.middleRows(from, end - from).setConstant(float(sentinel));
@@ -412,6 +424,12 @@ TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, 
       REQUIRE(!ends.empty());
       CHECK(ends.back() == last);
       for (std::size_t i = 1; i < ends.size(); ++i) CHECK(ends[i] > ends[i - 1]);
+      CHECK(untouched);
+      CHECK(started_first);
+      REQUIRE(!starts.empty());
+      CHECK(starts.back() == last);
+      for (std::size_t i = 1; i < starts.size(); ++i) CHECK(starts[i] > starts[i - 1]);
+      if (threads == 1) CHECK(starts.size() >= 3);
       // Streamed, not reported once at the end: on one thread every block moves the prefix on
       // (on more, how far it moves depends on which finishes first).
       if (threads == 1) CHECK(ends.size() >= 3);
@@ -423,9 +441,10 @@ TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, 
   }
 
   // Nothing to synthesise in the range: the copies, then one call.
-  std::vector<clp::Index> ends;
+  std::vector<clp::Index> ends, starts;
   auto options = fixtures::options(2, 1 << 20);
   options.rows_finished = [&](clp::Index end) { ends.push_back(end); };
+  options.rows_started = [&](clp::Index end) { starts.push_back(end); };
   row_major output(1500, 48);
   const clp::Index copied = p.overlap.target_ids.front();
   options.first_row = copied;
@@ -434,6 +453,7 @@ TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, 
   CHECK(report.copied_rows == 1);
   CHECK(report.synthesized_rows == 0);
   CHECK(ends == std::vector<clp::Index>{copied + 1});
+  CHECK(starts == std::vector<clp::Index>{copied + 1});
 }
 
 // ---------------------------------------------------------------------------------------------
