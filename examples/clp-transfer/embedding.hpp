@@ -34,7 +34,8 @@
 namespace clp::program {
 
 /// Uninitialised memory for an output matrix, 2 MiB-aligned from 2 MiB on and offered to Linux
-/// as transparent huge pages: a few hundred page faults instead of one per 4 KiB.
+/// as transparent huge pages: a few hundred page faults instead of one per 4 KiB. From 2 MiB
+/// on it is a mapping of its own (Linux), whose pages can be moved within it (move_pages).
 class page_buffer {
  public:
   /// The transparent huge page size the buffers are aligned to (x86-64, and arm64 with 4 KiB pages).
@@ -43,21 +44,76 @@ class page_buffer {
   explicit page_buffer(std::size_t bytes = 0) {
     if (bytes == 0) return;
     const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
-    const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    void* memory = std::aligned_alloc(alignment, rounded);
-    if (memory == nullptr) throw std::bad_alloc();
+    size_ = (bytes + alignment - 1) / alignment * alignment;
 #ifdef __linux__
-    if (alignment == huge_page) ::madvise(memory, rounded, MADV_HUGEPAGE);
+    if (alignment == huge_page) {
+      memory_ = map_aligned(size_);
+      return;
+    }
 #endif
+    void* memory = std::aligned_alloc(alignment, size_);
+    if (memory == nullptr) throw std::bad_alloc();
     memory_.reset(memory);
   }
   void* data() const { return memory_.get(); }
+  /// The bytes it holds: the size asked for, rounded up to its alignment.
+  std::size_t size() const { return size_; }
+
+  /// Moves the memory pages of bytes [from, from + size) to [to, to + size), one huge page at a
+  /// time, without copying or zeroing them; returns how many bytes moved (all of them, or up to
+  /// the first the system refused). The two ranges must not overlap, every bound must be a
+  /// multiple of huge_page within size(), and nothing may read or write [to, to + size) while
+  /// this runs (its pages, if any, are dropped). The range moved from stays this buffer's and
+  /// reads as zero afterwards. Moves nothing but on Linux (5.7 on), in a buffer of its own
+  /// mapping.
+  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to) {
+    std::size_t moved = 0;
+#if defined(__linux__) && defined(MREMAP_DONTUNMAP)
+    if (memory_.get_deleter().mapped == 0) return 0;
+    auto* const base = static_cast<char*>(data());
+    // One huge page per call: earlier moves split the mapping, and mremap moves within one piece.
+    // DONTUNMAP leaves the old range mapped (empty), so no other mapping can take its place.
+    for (; moved < size; moved += huge_page)
+      if (::mremap(base + from + moved, huge_page, huge_page, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+                   base + to + moved) == MAP_FAILED)
+        break;
+#else
+    (void)from;
+    (void)size;
+    (void)to;
+#endif
+    return moved;
+  }
 
  private:
   struct release {
-    void operator()(void* p) const { std::free(p); }
+    std::size_t mapped = 0;  ///< bytes of a mapping of its own, 0 for memory from aligned_alloc
+    void operator()(void* p) const {
+#ifdef __linux__
+      if (mapped != 0) {
+        ::munmap(p, mapped);
+        return;
+      }
+#endif
+      std::free(p);
+    }
   };
-  std::unique_ptr<void, release> memory_;
+#ifdef __linux__
+  /// `size` bytes (a multiple of huge_page) mapped privately, starting on a huge page.
+  static std::unique_ptr<void, release> map_aligned(std::size_t size) {
+    void* const mapped = ::mmap(nullptr, size + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) throw std::bad_alloc();
+    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
+    const std::uintptr_t aligned = (start + huge_page - 1) / huge_page * huge_page;
+    if (aligned > start) ::munmap(mapped, aligned - start);
+    if (const std::uintptr_t tail = start + huge_page - aligned; tail > 0)
+      ::munmap(reinterpret_cast<void*>(aligned + size), tail);
+    ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
+    return {reinterpret_cast<void*>(aligned), release{size}};
+  }
+#endif
+  std::unique_ptr<void, release> memory_{nullptr, release{}};
+  std::size_t size_ = 0;
 };
 
 /// The library's element type of a safetensors dtype; nullopt for a dtype that is not one.
@@ -128,10 +184,20 @@ class embedding_matrix {
   std::size_t byte_size() const { return static_cast<std::size_t>(rows_ * cols_) * clp::element_size(type_); }
 
   /// Hands the memory pages wholly inside bytes [offset, offset + size) of an output back to the
-  /// kernel; they read as zero afterwards. For rows written to disk for the last time: the
-  /// rows the synthesis makes next then reuse memory this process already has, instead of
-  /// fresh pages (see transfer/weights_output.hpp). Best effort: a failure changes nothing.
+  /// kernel; they read as zero afterwards. For rows written to disk for the last time (see
+  /// transfer/weights_output.hpp). Best effort: a failure changes nothing.
   void release_pages(std::size_t offset, std::size_t size);
+  /// The bytes of an output's memory (byte_size rounded up to its pages): the range move_pages
+  /// may use.
+  std::size_t memory_size() const { return memory_.size(); }
+  /// Moves the memory pages of bytes [from, from + size) of an output to [to, to + size) (see
+  /// page_buffer::move_pages, whose conditions hold here too): for rows written to disk for
+  /// the last time, moved to rows nothing has written yet, which then need no fresh memory.
+  /// Returns the bytes moved; those it moved from read as zero afterwards.
+  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to) {
+    if (!writable_) throw std::logic_error(description() + " is read-only");
+    return memory_.move_pages(from, size, to);
+  }
 
  private:
   embedding_matrix(io::dtype dtype, Index rows, Index cols, std::filesystem::path file, std::string tensor)

@@ -42,7 +42,7 @@ inline void run_transfer(const transfer_arguments& args) {
   synthesised_embeddings synthesised = allocate_outputs(models);
   weights_output weights(staging.path(), durable, models.source, synthesised);
   synthesise(models, models.matching.overlap, args, progress, synthesised,
-             [&](Index end) { weights.rows_finished(end); });
+             {[&](Index end) { weights.rows_started(end); }, [&](Index end) { weights.rows_finished(end); }});
   seconds.synthesize = progress.end();
 
   progress.begin("write");

@@ -35,6 +35,14 @@ struct synthesised_embeddings {
   std::optional<clp::held_out_scores> held_out;
 };
 
+/// Who follows the synthesis through the output rows (weights_output): `started(end)` before
+/// any row at or above the previous end is written, `finished(end)` once the rows below `end`
+/// are final, both with increasing `end` (clp::synthesis_options::rows_started, rows_finished).
+/// The baselines call only `finished`, once, at the end.
+struct output_rows_watch {
+  std::function<void(Index end)> started, finished;
+};
+
 namespace detail {
 
 /// Where each matrix clp::transfer reads came from, by the names its errors give them.
@@ -51,11 +59,12 @@ inline error_origins origins_of(const loaded_models& models) {
 /// with it, each in its own element type; its errors name the files.
 inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
-                                      progress_reporter& progress, const std::function<void(Index)>& rows_finished) {
+                                      progress_reporter& progress, const output_rows_watch& watch) {
   synthesis_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
-  options.rows_finished = rows_finished;
+  options.rows_started = watch.started;
+  options.rows_finished = watch.finished;
   options.product = make_similarity_product(args.similarity);
   const loaded_model& source = models.source;
   // One call for all pairs: the weights are computed once and applied to each.
@@ -122,19 +131,18 @@ inline synthesised_embeddings allocate_outputs(const loaded_models& models) {
           {}};
 }
 
-/// Writes `out`'s matrices by args.method, calling rows_finished(end) as the rows below `end`
-/// become final, with increasing `end` and the row count last (the baselines: once, at the
-/// end). Nothing reads or writes those rows afterwards.
+/// Writes `out`'s matrices by args.method, telling `watch` as it goes through their rows: the
+/// rows below each `finished` end are final, nothing reads or writes them afterwards.
 inline void synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
                        const transfer_arguments& args, progress_reporter& progress, synthesised_embeddings& out,
-                       const std::function<void(Index end)>& rows_finished) {
+                       const output_rows_watch& watch) {
   require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
   if (args.method == transfer_method::clp) {
-    out.report = detail::transfer_rows(models, overlap, out, args, progress, rows_finished);
+    out.report = detail::transfer_rows(models, overlap, out, args, progress, watch);
     out.held_out = detail::held_out_check(models, overlap, args);
   } else {
     out.report = detail::draw_rows(models, overlap, out, args);
-    rows_finished(out.embedding.rows());
+    watch.finished(out.embedding.rows());
   }
 }
 

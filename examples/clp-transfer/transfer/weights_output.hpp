@@ -5,11 +5,13 @@
 //
 // The new matrices are written out as the synthesis finishes their rows (rows_finished, from
 // clp::synthesis_options::rows_finished), by a thread of their own, directly to the disk
-// (safetensors_writer's direct I/O), and each written stretch's memory is handed back to the
-// kernel at once. The memory the synthesis touches next then reuses those pages: the output is
-// never all in memory, and neither is it in the page cache. Measured at the Llama-2 -> Qwen3
-// shape on a VM (docs/performance.md): making 2.5 GB of fresh memory cost more than the
-// write itself, about as much as all of the synthesis but its similarity product.
+// (safetensors_writer's direct I/O). Each written stretch's memory pages are then moved to rows
+// the synthesis has not started yet (rows_started, from synthesis_options::rows_started): the
+// rows it makes next are written into memory this process already has, neither faulted in
+// nor zeroed, and the output is never all in memory, nor in the page cache. Measured at the
+// Llama-2 -> Qwen3 shape on a VM (docs/performance.md): making 2.5 GB of fresh memory cost
+// more than the write itself, as much as all of the synthesis but its similarity product; and
+// pages merely handed back to the kernel and faulted in again cost nearly as much.
 #pragma once
 
 #include <sys/types.h>
@@ -96,6 +98,13 @@ class weights_output {
     thread_.join();
   }
 
+  /// No row at or above `end` of any output matrix has been written yet, nor will be until the
+  /// next call: the writing thread may move written pages there. Never blocks on the disk.
+  void rows_started(Index end) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    untouched_from_ = std::max(untouched_from_, end);
+  }
+
   /// Rows [0, end) of every output matrix are final: the writing thread takes them. Cheap,
   /// never blocks on the disk; an error is reported by finish().
   void rows_finished(Index end) {
@@ -142,7 +151,8 @@ class weights_output {
   struct stream {
     embedding_matrix* matrix;
     std::vector<destination> to;
-    std::size_t released = 0;  ///< bytes [0, released) handed back to the kernel
+    std::size_t released = 0;  ///< bytes [0, released) moved away or handed back to the kernel
+    std::size_t moved_to = 0;  ///< the end of the pages moved ahead so far
   };
 
   /// The writing thread: rows as they are reported finished, until finish() or abandonment.
@@ -166,7 +176,7 @@ class weights_output {
   }
 
   /// Rows [from, to) of every matrix to every tensor it replaces; then the memory of the whole
-  /// 2 MiB pages below `to` (of all of it at the end), so that the synthesis reuses it.
+  /// 2 MiB pages below `to` is moved ahead (of all of it at the end: handed back).
   void write_rows(Index from, Index to) {
     constexpr std::size_t huge_page = page_buffer::huge_page;
     for (stream& s : streams_) {
@@ -175,12 +185,26 @@ class weights_output {
       const std::size_t begin = static_cast<std::size_t>(from) * row_bytes;
       const std::size_t end = static_cast<std::size_t>(to) * row_bytes;
       for (const destination& d : s.to) d.writer->append_to(d.tensor, bytes + begin, end - begin);
-      const std::size_t release = to == rows_ ? s.matrix->byte_size() : end / huge_page * huge_page;
-      if (release > s.released) {
-        s.matrix->release_pages(s.released, release - s.released);
-        s.released = release;
-      }
+      const std::size_t done = to == rows_ ? s.matrix->byte_size() : end / huge_page * huge_page;
+      if (done <= s.released) continue;
+      const std::size_t moved = to == rows_ ? 0 : move_ahead(s, row_bytes, s.released, done - s.released);
+      if (done > s.released + moved) s.matrix->release_pages(s.released + moved, done - s.released - moved);
+      s.released = done;
     }
+  }
+
+  /// Moves the pages of `s`'s bytes [from, from + size) to the rows no block has started, above
+  /// those moved there before; returns the bytes moved (fewer when the rows left are fewer).
+  /// The lock keeps rows_started from letting the synthesis into those rows meanwhile.
+  std::size_t move_ahead(stream& s, std::size_t row_bytes, std::size_t from, std::size_t size) {
+    constexpr std::size_t huge_page = page_buffer::huge_page;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t untouched = static_cast<std::size_t>(untouched_from_ < 0 ? rows_ : untouched_from_) * row_bytes;
+    const std::size_t to = std::max(s.moved_to, (untouched + huge_page - 1) / huge_page * huge_page);
+    const std::size_t room = s.matrix->memory_size() > to ? s.matrix->memory_size() - to : 0;
+    const std::size_t moved = s.matrix->move_pages(from, std::min(size, room), to);
+    if (moved > 0) s.moved_to = to + moved;
+    return moved;
   }
 
   const loaded_model& source_;
@@ -193,6 +217,9 @@ class weights_output {
   std::mutex mutex_;
   std::condition_variable ready_;
   Index finished_ = 0, written_ = 0;  ///< rows reported finished, rows written
+  /// Rows from here on have not been written (rows_started); -1 until it is first called, when
+  /// any row may have been.
+  Index untouched_from_ = -1;
   bool stopping_ = false, abandoned_ = false;
   std::exception_ptr failure_;
   std::thread thread_;

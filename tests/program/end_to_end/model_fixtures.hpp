@@ -301,7 +301,10 @@ inline void write_gpt2_tokenizer_files(const model_fixture& model) {
 /// adds 400 of its own; its last 11 rows are zero padding. Both under `root`.
 /// With `misaligned_embedding`, a 3-byte U8 tensor comes first in the source file, so the F32
 /// embedding's bytes start at an offset that is not a multiple of 4 (the format allows it).
-inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1, bool misaligned_embedding = false) {
+/// `source_width` widens the source embedding (and so the output) from its usual 64; the other
+/// tensors, copied unread, keep their shapes.
+inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1, bool misaligned_embedding = false,
+                                 std::int64_t source_width = gpt2_sizes::source_width) {
   using sizes = gpt2_sizes;
   fixture_random random(seed);
   const std::vector<std::string> named_shared = {"Ġthe", "the", "Ġder", ".", ","};
@@ -320,13 +323,13 @@ inline model_pair make_gpt2_pair(const fs::path& root, std::uint64_t seed = 1, b
   random.shuffle(source.tokens);
   source.tokens.push_back("<|endoftext|>");  // GPT-2 keeps it last
   source.embedding_name = "transformer.wte.weight";
-  source.embedding = anisotropic_matrix(sizes::source_vocab, sizes::source_width, 0.8, 0.15, random, "F32");
+  source.embedding = anisotropic_matrix(sizes::source_vocab, source_width, 0.8, 0.15, random, "F32");
   source.config = {{"activation_function", "gelu_new"},
                    {"architectures", {"GPT2LMHeadModel"}},
                    {"bos_token_id", sizes::source_vocab - 1},
                    {"eos_token_id", sizes::source_vocab - 1},
                    {"model_type", "gpt2"},
-                   {"n_embd", sizes::source_width},
+                   {"n_embd", source_width},
                    {"n_head", 4},
                    {"n_layer", 1},
                    {"n_positions", 32},
@@ -544,8 +547,10 @@ struct workspace {
   }
 };
 
-inline workspace gpt2_workspace(bool misaligned_embedding = false) {
-  return workspace([=](const fs::path& root) { return make_gpt2_pair(root, 1, misaligned_embedding); });
+inline workspace gpt2_workspace(bool misaligned_embedding = false,
+                                std::int64_t source_width = gpt2_sizes::source_width) {
+  return workspace(
+      [=](const fs::path& root) { return make_gpt2_pair(root, 1, misaligned_embedding, source_width); });
 }
 inline workspace llama_workspace() { return workspace([](const fs::path& root) { return make_llama_pair(root); }); }
 
