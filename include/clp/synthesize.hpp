@@ -103,8 +103,9 @@ struct synthesis_options : execution_options {
   /// the previous call's `end` (the first call: before it writes any row), so the rows at or
   /// above the latest `end` are untouched until the next call. `end` increases from call to
   /// call, last_row (resolved) in the last call, and no rows_finished call reports rows past
-  /// it. Calls come from the worker threads, one at a time; each holds up every worker about
-  /// to start a block until it returns.
+  /// it. Each call comes as late as it can, when a block is about to write its first row (its
+  /// similarity product and weights, most of its time, are done by then), from the worker
+  /// threads, one at a time; it holds up every worker about to write until it returns.
   std::function<void(Index end)> rows_started;
   /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
   /// softmax), possibly of lower precision with a stated bound; its candidates are rescored
@@ -244,12 +245,16 @@ rescoring_counts run_blocks(const block_context& context, const Policy& policy, 
   parallel_for(context.plan.blocks.count, threads, [&](Index b, int worker) {
     rescoring_scratch& own = rescoring[static_cast<std::size_t>(worker)];
     own.worker = worker;
-    if (options.rows_started) {  // blocks are taken in order, but may reach this lock out of it
+    // Reported as late as it can be, when the block is about to write: until then the caller
+    // may still put memory into the block's rows. Blocks are taken in order, but may reach this
+    // lock out of it.
+    const auto before_writing = [&] {
+      if (!options.rows_started) return;
       std::lock_guard<std::mutex> lock(report_mutex);
       const Index end = block_stretch(context, b).second;
       if (end > started) options.rows_started(started = end);
-    }
-    const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own);
+    };
+    const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own, before_writing);
     std::lock_guard<std::mutex> lock(report_mutex);
     rows_done += m;
     if (options.progress) options.progress(rows_done, context.plan.n_missing);

@@ -265,6 +265,45 @@ TEST_CASE("similarity_product: bit-identical for 1, 2 and 3 threads and any tile
       CHECK(fixtures::same_bits(first, run(p, clp::top_k_weights{10}, product, threads, tile)));
 }
 
+/// emulated_bf16, counting the blocks it has multiplied.
+class counted_bf16 final : public clp::similarity_product {
+ public:
+  std::string name() const override { return "counted emulated bf16"; }
+  mutable std::atomic<int> multiplied{0};
+  struct ready final : clp::prepared_similarity {
+    std::unique_ptr<clp::prepared_similarity> inner;
+    std::atomic<int>* multiplied = nullptr;
+    void multiply(const float* queries, Index rows, float* cosines, float* bound, int worker) const override {
+      inner->multiply(queries, rows, cosines, bound, worker);
+      ++*multiplied;
+    }
+  };
+  std::unique_ptr<clp::prepared_similarity> prepare(const float* rows, Index n, Index d, Index block,
+                                                    int threads) const override {
+    auto p = std::make_unique<ready>();
+    p->inner = emulated_bf16().prepare(rows, n, d, block, threads);
+    p->multiplied = &multiplied;
+    return p;
+  }
+};
+
+TEST_CASE("similarity_product: rows_started comes when a block is about to write, after its product") {
+  // A caller that moves memory into the rows above `end` (clp-transfer) has the blocks' whole
+  // products to do it in: on one thread, block b's call comes after its own product, b + 1 of
+  // them; a call at the block's start would come after b.
+  const problem p = clustered(600, 500, 16, 17);
+  const auto product = std::make_shared<counted_bf16>();
+  row_major out = row_major::Zero(p.helper.rows(), p.source.cols());
+  clp::synthesis_options options = fixtures::options(1, 64 << 10);
+  options.product = product;
+  std::vector<int> multiplied_at;
+  options.rows_started = [&](Index) { multiplied_at.push_back(product->multiplied.load()); };
+  clp::synthesize_rows(p.source, p.helper, p.overlap, out, clp::top_k_weights{10}, options);
+  REQUIRE(multiplied_at.size() >= 3);
+  for (std::size_t b = 0; b < multiplied_at.size(); ++b) CHECK(multiplied_at[b] == int(b) + 1);
+  CHECK(fixtures::same_bits(out, run(p, clp::top_k_weights{10}, std::make_shared<emulated_bf16>(), 1, 64 << 10)));
+}
+
 TEST_CASE("similarity_product: weightings without neighbour lists ignore the product") {
   const problem p = clustered(200, 50, 16, 13);
   for (const clp::weighting& policy :

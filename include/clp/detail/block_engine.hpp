@@ -36,10 +36,12 @@ inline std::pair<Index, Index> block_stretch(const block_context& context, Index
 }
 
 /// Block b (missing rows [b * block, ...), at most block of them, and the copies of its
-/// stretch) on a worker's scratch; returns its missing row count.
-template <class Policy>
+/// stretch) on a worker's scratch; returns its missing row count. `before_writing()` is called
+/// once, after the weights and before the block writes its first output row: the block's
+/// product and weighing, most of its time, write none.
+template <class Policy, class BeforeWriting>
 Index run_block(const block_context& context, const Policy& policy, Index b, block_scratch& scratch,
-                rescoring_scratch& rescoring) {
+                rescoring_scratch& rescoring, const BeforeWriting& before_writing) {
   constexpr stages stage = stages_of<Policy>;
   const synthesis_plan& plan = context.plan;
   const block_buffers buffers = reserve_block(scratch, plan);
@@ -63,6 +65,7 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   }
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.
+  before_writing();
   for (std::size_t p = 0; p < context.pairs.size(); ++p) {
     combine(context, stage.combine, p, rows.m, buffers);
     finish_rows(context, p, rows, buffers);
