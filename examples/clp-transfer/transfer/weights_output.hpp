@@ -12,7 +12,7 @@
 // Llama-2 -> Qwen3 shape on a VM (docs/performance.md): making 2.5 GB of fresh memory cost
 // more than the write itself, as much as all of the synthesis but its similarity product;
 // pages handed back to the kernel instead of moved came back as 1,122 more huge-page faults,
-// each zeroed, in a run that has 168 (all in its first seconds: panels and scratch).
+// each zeroed, in a run that has 168 (whose zeroing perf finds in its first seconds: panels, scratch).
 #pragma once
 
 #include <sys/types.h>

@@ -63,9 +63,9 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
     else
       weigh_rows(context, policy, rows, buffers);
   }
+  before_writing();
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.
-  before_writing();
   for (std::size_t p = 0; p < context.pairs.size(); ++p) {
     combine(context, stage.combine, p, rows.m, buffers);
     finish_rows(context, p, rows, buffers);
