@@ -40,7 +40,8 @@ import tinygpt  # noqa: E402
 
 SOURCE = os.path.join(MODELS, "en-large")
 HELPER = os.path.join(MODELS, "de-small")
-WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp", "least-squares"]
+WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp", "least-squares",
+              "least-squares-top-k-norms"]
 ALL_INITS = ["random", "overlap-random"] + ["clp-" + w for w in WEIGHTINGS]
 K, TEMPERATURE = 10, 0.1
 OMP_K = 8  # mergekit tokensurgeon's default, the program's default for omp
@@ -74,13 +75,17 @@ def make_init(init, seed, clp, workdir, tok):
         cmd += ["--method", "overlap-random", "--seed", str(seed)]
     else:
         weighting = init[len("clp-"):]
-        cmd += ["--method", "clp", "--weighting", weighting]
+        if weighting == "least-squares-top-k-norms":  # the map's directions, the top-k rows' norms
+            cmd += ["--method", "clp", "--weighting", "least-squares", "--row-norms", "top-k", "--k", str(K)]
+        else:
+            cmd += ["--method", "clp", "--weighting", weighting]
         if weighting == "omp":
             cmd += ["--k", str(OMP_K)]
-        elif weighting == "least-squares":
-            pass  # lambda chosen by GCV, the program's default for the map
-        else:
-            cmd += ["--k", str(K), "--temperature", str(TEMPERATURE)]
+        elif weighting in ("top-k", "softmax"):
+            cmd += ["--k", str(K)]
+        if weighting == "softmax":
+            cmd += ["--temperature", str(TEMPERATURE)]
+        # least-squares: lambda chosen by GCV, the program's default for the map
     subprocess.run(cmd, check=True)
     with open(rep) as f:
         report = json.load(f)

@@ -212,10 +212,17 @@ struct omp_weights {
 /// "lambda") when H_o^T H_o is singular (fewer overlapping tokens than helper dimensions, or
 /// dependent columns). A zero helper row falls back to the mean, as for every policy. The
 /// report's `maps` says what each fit came to (lambda, R^2 on the overlap).
+///
+/// The map shrinks row norms towards the overlap's mean. With `norm_neighbours` = k > 0 each
+/// synthesised row keeps the map's direction and takes the norm of the row top_k_weights{k}
+/// would write for that token, per source ("neighbour norms"). That costs top-k's cosine
+/// product on top of the map; a row top-k cannot weight (none of its k cosines positive)
+/// falls back to the mean, as under top-k.
 struct least_squares_map {
   static constexpr weighting_input input = weighting_input::linear_map;
   static constexpr double automatic = -1;
   double lambda = automatic;
+  Index norm_neighbours = 0;  ///< 0: the map's own row norms; k > 0: the norms of the top-k rows
 };
 
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every

@@ -17,7 +17,7 @@ namespace {
 /// with a per-policy default was given.
 struct transfer_options {
   transfer_arguments args;
-  std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto";
+  std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "map";
   Index k = 10;
   float temperature = 0.1f;
   double lambda = -1;
@@ -30,7 +30,7 @@ struct transfer_options {
   const transfer_arguments& interpreted() {
     args.method = parse_method(method);
     args.weighting = parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature,
-                                     lambda_option->count() ? std::optional<double>(lambda) : std::nullopt);
+                                     lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
     args.matching = parse_match(match, match_option->count() > 0);
     args.similarity = parse_similarity_choice(similarity);
     return args;
@@ -69,6 +69,11 @@ void add_method_options(CLI::App& command, transfer_options& options) {
       "--lambda", options.lambda,
       "least-squares: ridge lambda relative to the overlap's mean Gram eigenvalue (default: chosen by GCV; "
       "negative: the same)");
+  command
+      .add_option("--row-norms", options.row_norms,
+                  "least-squares: map | top-k: each row's norm is the map's own, or that of its top-k row (k from "
+                  "--k, default 10) with the map's direction")
+      ->capture_default_str();
   command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
   command
       .add_option("--similarity-product", options.similarity,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <variant>
 #include <vector>
 
 #include "errors.hpp"
@@ -61,6 +62,9 @@ struct weighting_choice {
   /// least-squares only: --lambda, relative to the overlap's mean Gram eigenvalue; nullopt:
   /// chosen by generalised cross-validation.
   std::optional<double> lambda;
+  /// least-squares only: --row-norms, "map" (the map's own) or "top-k" (each row's norm from
+  /// its top-k row, with k).
+  std::string row_norms = "map";
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
@@ -68,7 +72,8 @@ struct weighting_choice {
 /// throws clp::invalid_argument naming the option for an unknown name, k < 1, a temperature that
 /// is not positive or a lambda that is not finite (the library's check, in the options' names).
 inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
-                                        std::optional<double> lambda = std::nullopt) {
+                                        std::optional<double> lambda = std::nullopt,
+                                        const std::string& row_norms = "map") {
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
   const error_origins options = error_origins()
                                     .add("name", option_facts("--weighting"))
@@ -76,8 +81,13 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
                                     .add("k", option_facts("--k"))
                                     .add("temperature", option_facts("--temperature"))
                                     .add("lambda", option_facts("--lambda"));
-  return {name, used_k, temperature, lambda,
-          options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
+  if (row_norms != "map" && row_norms != "top-k")
+    throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
+  weighting_choice choice{name, used_k, temperature, lambda, row_norms,
+                          options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
+  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy); map && row_norms == "top-k")
+    map->norm_neighbours = used_k;
+  return choice;
 }
 
 struct transfer_arguments {

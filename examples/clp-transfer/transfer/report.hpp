@@ -77,6 +77,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["method"] = method_name(args.method);
   json["weighting"] = {
       {"name", args.weighting.name}, {"k", args.weighting.k}, {"temperature", args.weighting.temperature}};
+  if (args.weighting.name == "least-squares") json["weighting"]["row_norms"] = args.weighting.row_norms;
   if (!report.maps.empty()) json["least_squares"] = least_squares_json(report, outcome.held_out);
   json["source_vocab_size"] = overlap.source_vocab_size;
   json["target_vocab_size"] = overlap.target_vocab_size;

@@ -43,7 +43,7 @@ struct block_context {
 /// A worker's scratch, reused from block to block.
 struct block_scratch {
   scratch_buffer<float> queries, cosines, panel, accumulator, weight, source_row, scale, residual, correlation,
-      query_norm;
+      query_norm, neighbour_norm;
   scratch_buffer<Index> neighbour, count;
 };
 
@@ -61,6 +61,7 @@ struct block_buffers {
   float* residuals;     ///< pursuit by products: block x d_helper, each row's residual
   float* correlations;  ///< Batch-OMP: n_overlap, the correlations of the row being pursued
   float* query_norm;    ///< pursuit: block, ||h_t|| of each row
+  float* neighbour_norm;  ///< a map with neighbour norms: block, the norm of each row's top-k row
 };
 
 inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan) {
@@ -76,7 +77,8 @@ inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan)
           s.scale.reserve(std::size_t(block)),
           s.residual.reserve(plan.pursuit && !plan.gram ? std::size_t(block * plan.d_helper) : 0),
           s.correlation.reserve(plan.gram ? std::size_t(plan.n_overlap) : 0),
-          s.query_norm.reserve(plan.pursuit ? std::size_t(block) : 0)};
+          s.query_norm.reserve(plan.pursuit ? std::size_t(block) : 0),
+          s.neighbour_norm.reserve(plan.norm_neighbours ? std::size_t(block) : 0)};
 }
 
 /// Missing rows [row0, row0 + m) of the block.

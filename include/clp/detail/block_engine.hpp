@@ -17,6 +17,7 @@
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/weighing.hpp>
 #include <clp/element_type.hpp>
+#include <clp/weights.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -55,11 +56,13 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
       weigh_rows(context, policy, rows, buffers);
     }
   } else {
-    if constexpr (stage.cosines) form_cosines(context, buffers.queries, buffers);
+    if (plan.cosines) form_cosines(context, buffers.queries, buffers);
     if constexpr (stage.weigh == weigher::pursuit)
       pursue(context, double(policy.tolerance), rows, buffers);
-    else if constexpr (stage.weigh == weigher::query_norms)
+    else if constexpr (stage.weigh == weigher::query_norms) {
+      if (plan.norm_neighbours) weigh_rows(context, top_k_weights{plan.norm_neighbours}, rows, buffers);
       weigh_by_query_norms(context, rows, buffers);
+    }
     else
       weigh_rows(context, policy, rows, buffers);
   }
@@ -67,7 +70,9 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.
   for (std::size_t p = 0; p < context.pairs.size(); ++p) {
+    if (plan.norm_neighbours) measure_neighbour_norms(context, p, rows.m, buffers);
     combine(context, stage.combine, p, rows.m, buffers);
+    if (plan.norm_neighbours) scale_to_neighbour_norms(context, p, rows.m, buffers);
     finish_rows(context, p, rows, buffers);
   }
   const auto [from, to] = block_stretch(context, b);

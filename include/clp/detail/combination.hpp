@@ -98,6 +98,27 @@ inline void combine(const block_context& context, combiner how, std::size_t p, I
   combine_dense(context, p, buffers);
 }
 
+/// A map with neighbour norms: the norm of each row of source p as top-k writes it (its
+/// neighbour list, already weighed), into neighbour_norm.
+inline void measure_neighbour_norms(const block_context& context, std::size_t p, Index m,
+                                    const block_buffers& buffers) {
+  combine_neighbours(context, p, m, buffers);
+  const Index d = context.pairs[p].source.cols();
+  for (Index i = 0; i < m; ++i)
+    buffers.neighbour_norm[i] = static_cast<float>(row_norm(buffers.accumulator + i * d, d));
+}
+
+/// A map with neighbour norms: each mapped row of source p (the accumulator) is given the norm
+/// measured by measure_neighbour_norms, through its scale. A mapped row of norm 0 stays 0.
+inline void scale_to_neighbour_norms(const block_context& context, std::size_t p, Index m,
+                                     const block_buffers& buffers) {
+  const Index d = context.pairs[p].source.cols();
+  for (Index i = 0; i < m; ++i) {
+    const double mapped = row_norm(buffers.accumulator + i * d, d);
+    buffers.scale[i] = mapped > 0 ? static_cast<float>(buffers.neighbour_norm[i] / mapped) : 1.0f;
+  }
+}
+
 /// Scales each output row of source p (or replaces it with the mean where the row fell back)
 /// and stores it.
 inline void finish_rows(const block_context& context, std::size_t p, block_rows rows, const block_buffers& buffers) {
@@ -114,8 +135,8 @@ inline void finish_rows(const block_context& context, std::size_t p, block_rows 
       for (Index c = 0; c < d; ++c) out[c] *= scale;
     store_row(pair.output, context.compact_output ? Index(row) : context.rows.missing[row], out);
     if (p == 0) context.outcomes.output_norm[row] = row_norm(out, d);
-    // Without cosines there are no weights whose sizes could flag a row: its output does.
-    if (p == 0 && !context.plan.cosines &&
+    // A map has no weights whose sizes could flag a row: its output does.
+    if (p == 0 && context.plan.linear_map &&
         context.outcomes.output_norm[row] > map_inflated_norm_ratio * context.scan.median_source_row_norm)
       context.outcomes.flags[row] |= inflated;
   }

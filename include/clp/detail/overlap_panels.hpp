@@ -141,8 +141,8 @@ inline void prepare_panels(overlap_panels& panels, const synthesis_plan& plan, c
                            const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                            const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
   if (plan.resident) gather_resident_panels(panels, combine, pairs, helper, overlap, inverse_norm, threads);
-  // A projected combine without cosines is a least-squares map, fitted before (linear_map.hpp).
-  if (combine == combiner::projected && plan.cosines)
+  // A least-squares map's W is fitted before the plan (linear_map.hpp).
+  if (combine == combiner::projected && !plan.linear_map)
     compute_projections(panels, pairs, helper, overlap, inverse_norm, plan.resident, threads);
   if (plan.gram) compute_gram(panels, helper, overlap, inverse_norm, plan.resident, threads);
 }

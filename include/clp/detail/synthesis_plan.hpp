@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace clp::detail {
@@ -61,6 +63,21 @@ constexpr stages stages_for(weighting_input input) {
 template <class Policy>
 inline constexpr stages stages_of = stages_for(Policy::input);
 
+template <class P, class = void>
+struct sets_norm_neighbours : std::false_type {};
+template <class P>
+struct sets_norm_neighbours<P, std::void_t<decltype(std::declval<const P&>().norm_neighbours)>> : std::true_type {};
+
+/// A linear-map policy's neighbour-norm k (least_squares_map::norm_neighbours); 0 for a map
+/// without that option.
+template <class Policy>
+Index norm_neighbours_of(const Policy& policy) {
+  if constexpr (sets_norm_neighbours<Policy>::value)
+    return std::max<Index>(0, Index(policy.norm_neighbours));
+  else
+    return 0;
+}
+
 struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
@@ -68,6 +85,8 @@ struct synthesis_plan {
   bool pursuit = false;  ///< the pursuit weighs the blocks
   bool gram = false;     ///< pursuit: Batch-OMP with the overlap's Gram matrix (the policy's max_gram_bytes)
   bool cosines = true;   ///< the blocks form cosines (and so read the overlap's normalised helper panels)
+  bool linear_map = false;     ///< a least-squares map: W is fitted before the plan, not prepared by it
+  Index norm_neighbours = 0;   ///< a map whose rows take their top-k rows' norms: that k, else 0
   /// The overlap panels are gathered once and shared by every block (else each block gathers
   /// them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -90,7 +109,13 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.d_source = widest_source(pairs);
   if constexpr (stage.combine == combiner::neighbours) plan.k_max = policy.max_neighbours(n_overlap);
   plan.pursuit = stage.weigh == weigher::pursuit;
-  plan.cosines = stage.cosines;
+  plan.linear_map = stage.weigh == weigher::query_norms;
+  if constexpr (stage.weigh == weigher::query_norms) {
+    plan.norm_neighbours = std::min(norm_neighbours_of(policy), n_overlap);
+    plan.k_max = plan.norm_neighbours;
+  }
+  // Neighbour norms need top-k's cosines (and so its panels) beside the map.
+  plan.cosines = stage.cosines || plan.norm_neighbours > 0;
   if constexpr (stage.weigh == weigher::pursuit)
     plan.gram = double(n_overlap) * double(n_overlap) * sizeof(float) <= double(policy.max_gram_bytes);
   Index resident_width = d_helper;
