@@ -14,6 +14,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -232,6 +233,76 @@ TEST_CASE("least_squares_map: a zero helper row falls back to the mean; R^2 of a
   CHECK(report.zero_norm_rows == 1);
   const std::vector<double> mean = oracle::mean_row(p.source, p.overlap.source_ids);
   for (Index c = 0; c < 9; ++c) CHECK(got(zero_row, c) == doctest::Approx(mean[std::size_t(c)]).epsilon(1e-6));
+}
+
+/// The oracle's output with neighbour norms: the map's rows, each rescaled to the norm of the
+/// oracle's top-k row of the same token. Rows whose k-th and (k+1)-th cosines nearly tie (float
+/// may pick either neighbour) are left out of `checked`.
+oracle::matrix oracle_neighbour_norms(const problem& p, const oracle::matrix& source, double relative_lambda,
+                                      Index k, std::vector<Index>& checked) {
+  oracle::matrix out = oracle_output(p, source, relative_lambda);
+  oracle::policy top_k;
+  top_k.which = oracle::kind::top_k;
+  top_k.k = k;
+  const oracle::result neighbours = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids,
+                                                       p.overlap.missing_ids, source, top_k, 1e-6);
+  for (const Index t : p.overlap.missing_ids) {
+    const double want = oracle::norm(neighbours.output.row(t), source.cols);
+    const double have = oracle::norm(out.row(t), source.cols);
+    for (Index c = 0; c < source.cols; ++c) out(t, c) *= want / have;
+    if (std::find(neighbours.ambiguous.begin(), neighbours.ambiguous.end(), t) == neighbours.ambiguous.end())
+      checked.push_back(t);
+  }
+  return out;
+}
+
+TEST_CASE_TEMPLATE("least_squares_map: neighbour norms keep the map's direction and take the top-k row's norm", L,
+                   CLP_TEST_LAYOUTS) {
+  using T = typename L::scalar;
+  const problem p = rounded<T>(make_problem(700, 500, 260, 12, 20, 37));
+  for (const Index k : {1, 10}) {
+    CAPTURE(k);
+    clp::synthesis_report report;
+    const oracle::matrix got = run<L>(p, clp::least_squares_map{0.1, k}, report);
+    std::vector<Index> checked;
+    const oracle::matrix want = oracle_neighbour_norms(p, p.source, 0.1, k, checked);
+    CHECK(checked.size() > p.overlap.missing_ids.size() * 9 / 10);
+    CHECK(fixtures::max_relative_row_error(got, want, checked) < 2e-5);
+    CHECK(report.maps.size() == 1);
+    CHECK(report.fallback_rows == 0);
+    CHECK(report.effective_neighbours_median == doctest::Approx(double(p.overlap.size())));
+  }
+}
+
+TEST_CASE("least_squares_map: neighbour norms per source (untied head), bit-identical for any threads and tiles") {
+  const problem p = make_problem(1500, 900, 1100, 24, 70, 103);  // several overlap panels
+  const oracle::matrix head_values = oracle::random_embeddings(900, 9, 0.2, 105);
+  const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
+  const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
+  const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
+  row_major first, first_head;
+  for (const int threads : {1, 2, 3})
+    for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
+      row_major output(1500, 70), new_head(1500, 9);
+      clp::synthesis_options options = fixtures::options(threads, tile);
+      clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head},
+                           clp::least_squares_map{0.1, 10}, options);
+      if (first.size() == 0) {
+        first = output;
+        first_head = new_head;
+        // The head's rows take the norms of the head's own top-k rows.
+        std::vector<Index> checked;
+        const problem with_head{p.helper, head_values, p.overlap};
+        const oracle::matrix want = oracle_neighbour_norms(with_head, head_values, 0.1, 10, checked);
+        fixtures::eigen_row_major<float> got_head(1500, 9, 0.0);
+        got_head.m = new_head;
+        CHECK(fixtures::max_relative_row_error(fixtures::values_of(got_head, 1500, 9), want, checked) < 2e-5);
+      }
+      CAPTURE(threads);
+      CAPTURE(tile);
+      CHECK(fixtures::same_bits(output, first));
+      CHECK(fixtures::same_bits(new_head, first_head));
+    }
 }
 
 TEST_CASE("least_squares_map: a policy, chosen by name with its lambda") {
