@@ -106,8 +106,8 @@ def train(model, train_ids, valid_ids, args, seed, on_eval):
     """AdamW, linear warm-up then constant lr; batches drawn by a generator seeded with
     `seed` (identical data order for every init of the same seed).  on_eval(step, ppl) is
     called at step 0 (before any update), every args.eval_every steps and at the end."""
-    g = torch.Generator().manual_seed(seed)
-    data = torch.tensor(train_ids, dtype=torch.long)
+    g = torch.Generator().manual_seed(seed)  # on the CPU whatever the device: the same batches
+    data = torch.tensor(train_ids, dtype=torch.long, device=args.device)
     opt = tinygpt.adamw(model, args.lr, WEIGHT_DECAY)
     on_eval(0, tinygpt.perplexity(model, valid_ids))
     model.train()
@@ -175,40 +175,82 @@ def tokens_to_reach(curve, target):
 # plot and report
 # ---------------------------------------------------------------------------
 
+# What the figure draws, in this order: the baselines, the neighbour weightings, the maps. Other
+# initialisations are in results.md's tables only; the published formula is drawn clipped.
+PLOTTED = [("random", "black", "--"), ("overlap-random", "dimgray", ":"), ("clp-top-k", "tab:green", "-"),
+           ("clp-sparsemax", "tab:blue", "-."), ("clp-least-squares", "tab:orange", "-"),
+           ("clp-least-squares-top-k-norms", "tab:red", "-")]
+LABELS = {"clp-least-squares-top-k-norms": "clp-least-squares, top-k norms"}
+
+
+def mean_curve(by_seed):
+    """(tokens, geometric mean, min, max) over the seeds, at the steps every seed has."""
+    seeds = sorted(by_seed)
+    steps = sorted(set.intersection(*[set(s for _, s, _ in by_seed[sd]) for sd in seeds]))
+    toks = [next(t for t, s, _ in by_seed[seeds[0]] if s == st) for st in steps]
+    per = [[next(p for _, s, p in by_seed[sd] if s == st) for st in steps] for sd in seeds]
+    gmean = [math.exp(statistics.fmean(math.log(p[i]) for p in per)) for i in range(len(steps))]
+    return toks, gmean, [min(p[i] for p in per) for i in range(len(steps))], [max(p[i] for p in per) for i in
+                                                                               range(len(steps))]
+
+
 def plot(rows, path, meta):
+    """Two panels. Left: the whole run, log y, the geometric mean over the seeds with a min-max
+    band, clipped a little above random's start so that the published formula's first steps are
+    marked rather than drawn. Right: each CLP initialisation paired with top-k on the same seed,
+    the perplexity difference in percent, its mean and 95% interval: what the default rule reads."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     cv = curves(rows)
-    fig, ax = plt.subplots(figsize=(8, 5.2))
-    colors = {"random": "black", "overlap-random": "tab:gray", "clp-paper": "tab:red",
-              "clp-clamped": "tab:orange", "clp-top-k": "tab:green", "clp-softmax": "tab:purple",
-              "clp-sparsemax": "tab:blue", "clp-omp": "tab:brown",
-              "clp-least-squares": "tab:cyan"}
-    styles = {"random": "--", "overlap-random": ":"}
-    for init in [i for i in ALL_INITS if i in cv]:
-        by_seed = cv[init]
-        seeds = sorted(by_seed)
-        steps = sorted(set.intersection(*[set(s for _, s, _ in by_seed[sd]) for sd in seeds]))
-        toks = [next(t for t, s, _ in by_seed[seeds[0]] if s == st) for st in steps]
-        per = [[next(p for _, s, p in by_seed[sd] if s == st) for st in steps] for sd in seeds]
-        gmean = [math.exp(statistics.fmean(math.log(p[i]) for p in per)) for i in range(len(steps))]
-        label = init if len(seeds) == 1 else "%s (mean of %d seeds)" % (init, len(seeds))
-        ax.plot(toks, gmean, styles.get(init, "-"), color=colors.get(init), marker="o", ms=3, lw=1.6,
-                label=label)
-        if len(seeds) > 1:
-            ax.fill_between(toks, [min(p[i] for p in per) for i in range(len(steps))],
-                            [max(p[i] for p in per) for i in range(len(steps))], color=colors.get(init),
-                            alpha=0.15, lw=0)
-    ax.set_yscale("log")
-    ax.set_xlabel("training tokens")
-    ax.set_ylabel("validation perplexity (German, log scale)")
-    ax.set_title("CLP-Transfer Figure 2 in miniature: German 128-dim 4-layer GPT-2\n"
-                 "batch %d x %d tokens, AdamW lr %g, seeds %s" % (meta["batch"], N_POSITIONS, meta["lr"],
-                                                                  ",".join(map(str, meta["seeds"]))),
+    fig, (whole, pairs) = plt.subplots(1, 2, figsize=(12.5, 5.2), gridspec_kw={"width_ratios": [1.1, 1]})
+    ceiling = 1.15 * mean_curve(cv["random"])[1][0] if "random" in cv else None
+    drawn = [p for p in PLOTTED if p[0] in cv] + ([("clp-paper", "tab:purple", (0, (1, 1)))] if "clp-paper" in cv
+                                                   else [])
+    for init, color, style in drawn:
+        toks, mean, low, high = mean_curve(cv[init])
+        clip = (lambda xs: [min(x, ceiling) for x in xs]) if ceiling else (lambda xs: xs)
+        n = len(cv[init])
+        whole.plot(toks, clip(mean), linestyle=style, color=color, marker="o", ms=2.5, lw=1.7,
+                   label="%s (%d seed%s)" % (LABELS.get(init, init), n, "s" if n > 1 else ""))
+        if n > 1:
+            whole.fill_between(toks, clip(low), clip(high), color=color, alpha=0.12, lw=0)
+        if ceiling and mean[0] > ceiling:
+            below = [t for t, m in zip(toks, mean) if m <= ceiling]
+            whole.annotate("%s: off the axis at the start\n(step-0 perplexity %.0e)%s" % (
+                init, mean[0], "" if not below else ", back by %dk tokens" % (below[0] // 1000)),
+                xy=(toks[0], ceiling), xytext=(0.4 * toks[-1], ceiling / 5), fontsize=8, color=color,
+                arrowprops=dict(arrowstyle="->", color=color, lw=0.8))
+    whole.set_yscale("log")
+    if ceiling:
+        whole.set_ylim(top=ceiling)
+    whole.set_xlabel("training tokens")
+    whole.set_ylabel("validation perplexity (German, log scale)")
+    whole.set_title("validation perplexity: mean over the seeds, band = min to max", fontsize=10)
+    whole.legend(fontsize=8, loc="upper right")
+    reference = cv.get(RULE_REFERENCE, {})
+    for init, color, style in [p for p in PLOTTED if p[0] in cv and p[0].startswith("clp-")]:
+        seeds = sorted(set(cv[init]) & set(reference))
+        if len(seeds) < 2:
+            continue
+        ref = {sd: {s: p for _, s, p in reference[sd]} for sd in seeds}
+        steps = sorted(set.intersection(*[set(s for _, s, _ in cv[init][sd]) for sd in seeds]))
+        toks = [next(t for t, s, _ in cv[init][seeds[0]] if s == st) for st in steps]
+        bands = [paired([100 * (next(p for _, s, p in cv[init][sd] if s == st) / ref[sd][st] - 1) for sd in seeds])
+                 for st in steps]
+        pairs.plot(toks, [b[0] for b in bands], linestyle=style, color=color, marker="o", ms=2.5, lw=1.7,
+                   label=LABELS.get(init, init))
+        pairs.fill_between(toks, [b[1] for b in bands], [b[2] for b in bands], color=color, alpha=0.15, lw=0)
+    pairs.axhline(0, color="tab:green", lw=1)
+    pairs.set_xlabel("training tokens")
+    pairs.set_ylabel("perplexity vs top-k on the same seed (%)")
+    pairs.set_title("paired with top-k: mean difference and 95% interval", fontsize=10)
+    pairs.legend(fontsize=8, loc="lower right")
+    for ax in (whole, pairs):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle("CLP-Transfer Figure 2 in miniature: German 128-dim 4-layer GPT-2, batch %d x %d tokens, AdamW "
+                 "lr %g, seeds %s" % (meta["batch"], N_POSITIONS, meta["lr"], ",".join(map(str, meta["seeds"]))),
                  fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -216,6 +258,59 @@ def plot(rows, path, meta):
 
 def fmt(x, d=1):
     return "n/a" if x is None else ("%.*f" % (d, x))
+
+
+# The rule that decides the default weighting (docs/weighting.md, "The default weighting"): paired by
+# seed against top-k, a candidate qualifies when the 95% interval of its share difference lies
+# below 0 and that of its final-perplexity difference below +1; the lowest mean share of those wins.
+RULE_REFERENCE = "clp-top-k"
+RULE_CANDIDATES = ["clp-sparsemax", "clp-least-squares", "clp-least-squares-top-k-norms"]
+# t(0.975, df) for df = 1 ... 30; 1.96 beyond.
+T_975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def paired(differences):
+    """(mean, lower, upper): the mean and its 95% t interval."""
+    n = len(differences)
+    mean = statistics.fmean(differences)
+    t = T_975[n - 2] if n - 2 < len(T_975) else 1.96
+    half = t * statistics.stdev(differences) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def rule_section(cv, summary, seeds):
+    """The paired table against top-k and the decision the rule gives, as markdown lines."""
+    ref = summary.get(RULE_REFERENCE, {})
+    L = ["## The default weighting: the rule applied\n",
+         "Paired by seed against %s: ΔS = share of random's tokens needed to reach random's final perplexity "
+         "minus top-k's, ΔF = final perplexity minus top-k's; mean over the seeds and its 95%% interval "
+         "(t, n − 1 degrees of freedom). A candidate qualifies when ΔS's interval lies below 0 and ΔF's "
+         "below +1; of those, the lowest mean share becomes the default; with none, top-k stays.\n" % RULE_REFERENCE,
+         "| candidate | seeds | mean share | ΔS mean [95% interval] | ΔF mean [95% interval] | qualifies |",
+         "|---|---:|---:|---:|---:|---|"]
+    qualifying = []
+    for init in [c for c in RULE_CANDIDATES if c in summary]:
+        common = [sd for sd in seeds if sd in summary[init] and sd in ref]
+        reached = all(summary[init][sd]["share"] is not None and ref[sd]["share"] is not None for sd in common)
+        if len(common) < 2 or not reached:
+            L.append("| %s | %d | - | - | - | no (%s) |" % (init, len(common), "not reached on some seed"
+                                                             if not reached else "fewer than 2 seeds"))
+            continue
+        ds = paired([summary[init][sd]["share"] - ref[sd]["share"] for sd in common])
+        df = paired([summary[init][sd]["final"] - ref[sd]["final"] for sd in common])
+        ok = ds[2] < 0 and df[2] < 1
+        share = statistics.fmean(summary[init][sd]["share"] for sd in common)
+        if ok:
+            qualifying.append((share, init))
+        L.append("| %s | %d | %.1f%% | %+.1f%% [%+.1f%%, %+.1f%%] | %+.2f [%+.2f, %+.2f] | %s |" % (
+            init, len(common), 100 * share, 100 * ds[0], 100 * ds[1], 100 * ds[2], df[0], df[1], df[2],
+            "**yes**" if ok else "no"))
+    L.append("")
+    L.append("Decision: %s.\n" % ("**%s** (the lowest mean share of those that qualify: %s)" % (
+        min(qualifying)[1], ", ".join(i for _, i in sorted(qualifying))) if qualifying else
+        "none qualifies; %s stays" % RULE_REFERENCE))
+    return L
 
 
 def report_md(rows, reports, fig1, meta, path):
@@ -235,7 +330,7 @@ def report_md(rows, reports, fig1, meta, path):
              "initialisations are deterministic.\n"
              % (WEIGHT_DECAY, meta["lr"], meta["warmup"], meta["batch"], N_POSITIONS, meta["eval_tokens"],
                 meta["eval_every"]))
-    L.append("Seeds present: %s.\n" % ", ".join(map(str, seeds)))
+    L.append("Seeds present: %s. Trained on: %s.\n" % (", ".join(map(str, seeds)), meta.get("device", "cpu")))
 
     # perplexity at checkpoints, per seed
     for sd in seeds:
@@ -340,44 +435,8 @@ def report_md(rows, reports, fig1, meta, path):
                 "-" if not beats else ("yes" if all(beats) and len(beats) == len(finals) else "no")))
         L.append("")
 
-    # which weighting qualifies as the default
-    clp_inits = [i for i in inits if i.startswith("clp-") and summary.get(i)]
-    if clp_inits and "overlap-random" in summary:
-        L.append("## Default weighting: does it beat overlap-random everywhere and is it the best?\n")
-        full = [i for i in clp_inits if all(x["last"] == meta["steps"] for x in summary[i].values())]
-        ref = sorted(set.intersection(*[set(summary[i]) for i in full])) if full else []
-        stds = {i: statistics.stdev([x["final"] for x in summary[i].values()])
-                for i in full if len(summary[i]) > 1}
-        noise = max(stds.values()) if stds else None
-        L.append("Criterion (from the issue): below overlap-random at every evaluation after step 0 (every "
-                 "seed run), and the lowest final perplexity of all policies or within noise of it. Final "
-                 "perplexities are compared on the seeds every complete CLP run has (%s); noise = the largest "
-                 "standard deviation across seeds of a CLP run's final perplexity (%s). Runs cut before step "
-                 "%d are not ranked.\n" % (", ".join(map(str, ref)) or "none",
-                                             "not measured: one seed" if noise is None else "%.1f, from %s" % (
-                                                 noise, ", ".join(sorted(stds))), meta["steps"]))
-        stats = {i: statistics.fmean(summary[i][sd]["final"] for sd in ref) for i in full}
-        best = min(stats, key=stats.get) if stats else None
-        L.append("| weighting | seeds run | final ppl (seeds %s) | beats o-r at every step > 0 | within noise of best (%s) | qualifies |"
-                 % (",".join(map(str, ref)), best))
-        L.append("|---|---|---|---|---|---|")
-        qualifying = []
-        for init in clp_inits:
-            v = summary[init]
-            beats = all(x["beats"] for x in v.values())
-            if init in stats:
-                within = init == best or (noise is not None and stats[init] - stats[best] <= noise)
-                val = "%.1f" % stats[init]
-            else:
-                within, val = False, "cut at step %d" % min(x["last"] for x in v.values())
-            ok = beats and within
-            if ok:
-                qualifying.append(init)
-            L.append("| %s | %s | %s | %s | %s | %s |" % (
-                init, ",".join(map(str, sorted(v))), val, "yes" if beats else "no",
-                "yes" if within else "no", "**yes**" if ok else "no"))
-        L.append("")
-        L.append("Qualifying: %s.\n" % (", ".join(qualifying) if qualifying else "none"))
+    if len(seeds) > 1:
+        L.extend(rule_section(cv, summary, seeds))
 
     # diagnostics
     if reports:
@@ -443,9 +502,14 @@ def main():
     ap.add_argument("--merge", default="", help="comma-separated --out folders of other runs (same settings) "
                     "whose results.csv/run_state.json are merged into this one before the report")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--device", default="cpu", help="torch device for training (default cpu; e.g. cuda: same "
+                    "initialisations and batches, other float rounding, deterministic algorithms)")
     ap.add_argument("--note", default=None, help="text appended to results.md (kept in run_state.json)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.device != "cpu":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
     seeds = [int(s) for s in args.seeds.split(",") if s != ""]
     inits = [i for i in args.inits.split(",") if i]
     bad = [i for i in inits if i not in ALL_INITS]
@@ -463,6 +527,8 @@ def main():
     fig1 = state.get("fig1")
     meta = dict(steps=args.steps, batch=args.batch, lr=args.lr, warmup=args.warmup, eval_every=args.eval_every,
                 eval_tokens=args.eval_tokens)
+    if args.device != "cpu":  # other rounding: never merged with CPU runs
+        meta["device"] = args.device
     old = state.get("meta")
     if old and rows and any(old.get(k) != v for k, v in meta.items()):
         sys.exit("results.csv was made with other settings %s; use --fresh or the same settings" % old)
@@ -484,6 +550,7 @@ def main():
             for init in inits:
                 t0 = time.time()
                 model, rep = make_init(init, seed, args.clp, workdir, tok)
+                model.to(args.device)
                 if rep is not None and init.startswith("clp-"):
                     reports[init] = {k: rep[k] for k in ("overlap", "no_positive_cosine_rows", "inflated_rows",
                                                          "fallback_rows", "effective_neighbours",

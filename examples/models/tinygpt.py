@@ -598,7 +598,7 @@ def mean_nll(model, token_ids, block=None, batch_size=32):
     windows of `block` (default n_positions) tokens; each window's first token
     is only context.  The tail shorter than 2 tokens is dropped."""
     block = block or model.config["n_positions"]
-    ids = torch.as_tensor(token_ids, dtype=torch.long)
+    ids = torch.as_tensor(token_ids, dtype=torch.long, device=next(model.parameters()).device)
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
@@ -643,7 +643,7 @@ def train_step(model, opt, data, batch, block, lr, generator):
     norm 1.  Returns the batch loss (a 0-d tensor)."""
     for group in opt.param_groups:
         group["lr"] = lr
-    starts = torch.randint(0, len(data) - block - 1, (batch,), generator=generator)
+    starts = torch.randint(0, len(data) - block - 1, (batch,), generator=generator)  # CPU generator
     x = torch.stack([data[s:s + block + 1] for s in starts.tolist()])
     _, loss = model(x[:, :-1], x[:, 1:])
     opt.zero_grad(set_to_none=True)
