@@ -31,7 +31,7 @@ namespace detail {
 inline void check_copy(const matrix_view<const void>& source, const vocabulary_overlap& overlap,
                        const matrix_view<void>& output, const char* context) {
   if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument({context, "", "", "overlap", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
                            "has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
                                std::to_string(overlap.source_ids.size()) + " source ids");
   check_columns(output.cols(), source.cols(), "output", "source", context);
@@ -49,7 +49,7 @@ inline void copy_rows(const matrix_view<const void>& source, const vocabulary_ov
 /// The per-column statistics of `source`, refusing a source without rows under the caller's
 /// name.
 inline column_statistics source_statistics(const matrix_view<const void>& source, const char* context) {
-  if (source.rows() < 1) throw invalid_argument({context, "", "", "source", -1, -1}, "has no rows");
+  if (source.rows() < 1) throw invalid_argument(error_facts::in(context).with_argument("source"), "has no rows");
   return column_statistics_of(source);
 }
 

@@ -55,13 +55,40 @@ constexpr std::string_view error_kind_name(error_kind kind) {
   return "malformed file";
 }
 
-/// Where an error is: every field is optional (empty, or -1 for a position).
+/// Where an error is: every field is optional (empty, or -1 for a position). Set the fields by
+/// name, so that a call site says what it sets and a new field changes none of them:
+///     error_facts::in("clp::transfer").with_argument("helper").at(5, 2)
+///     error_facts{}.with_file(path).with_tensor("wte.weight").at_row(7)
 struct error_facts {
   std::string context;   ///< the function or command that refused: "clp::transfer"
   std::string file;      ///< the file at fault
   std::string tensor;    ///< the tensor at fault, inside `file`
   std::string argument;  ///< the argument, matrix or option at fault: "helper", "--k"
   std::ptrdiff_t row = -1, column = -1;
+
+  /// The facts of an error raised by `context`, the function or command that refused.
+  static error_facts in(std::string context) {
+    error_facts facts;
+    facts.context = std::move(context);
+    return facts;
+  }
+  error_facts with_file(std::string value) && { return set(&error_facts::file, std::move(value)); }
+  error_facts with_tensor(std::string value) && { return set(&error_facts::tensor, std::move(value)); }
+  error_facts with_argument(std::string value) && { return set(&error_facts::argument, std::move(value)); }
+  error_facts at_row(std::ptrdiff_t value) && { return set(&error_facts::row, value); }
+  error_facts at_column(std::ptrdiff_t value) && { return set(&error_facts::column, value); }
+  error_facts at(std::ptrdiff_t row_value, std::ptrdiff_t column_value) && {
+    row = row_value;
+    column = column_value;
+    return std::move(*this);
+  }
+
+ private:
+  template <class Field, class Value>
+  error_facts set(Field error_facts::*field, Value value) {
+    this->*field = std::move(value);
+    return std::move(*this);
+  }
 };
 
 /// The base of every error a caller of clp can cause. what() is error::message(facts, problem).

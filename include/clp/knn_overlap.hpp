@@ -71,7 +71,7 @@ inline knn_overlap_result knn_overlap(const matrix_view<const void>& a, const ma
   check_searchable(a, "a", options.k, context);
   check_searchable(b, "b", options.k, context);
   if (a.rows() != b.rows())
-    throw invalid_argument({context, "", "", "b", -1, -1}, "has " + std::to_string(b.rows()) + " rows but 'a' has " +
+    throw invalid_argument(error_facts::in(context).with_argument("b"), "has " + std::to_string(b.rows()) + " rows but 'a' has " +
                                                                std::to_string(a.rows()) +
                                                                " (both must hold the same vocabulary)");
   check_queries(queries, a.rows(), context);

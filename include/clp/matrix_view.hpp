@@ -32,16 +32,16 @@ namespace detail {
 /// The shape checks every view's constructor makes (typed or not).
 inline void check_view_shape(bool null_data, Index rows, Index cols, Index outer_stride, storage_order order) {
   if (rows < 0 || cols < 0)
-    throw invalid_argument({"clp::matrix_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::matrix_view"),
                            "negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
   const Index inner = order == storage_order::row_major ? cols : rows;
   const Index outer = order == storage_order::row_major ? rows : cols;
   if (outer > 1 && outer_stride < inner)
     throw invalid_argument(
-        {"clp::matrix_view", "", "", "", -1, -1},
+        error_facts::in("clp::matrix_view"),
         "outer stride " + std::to_string(outer_stride) + " is smaller than the inner size " + std::to_string(inner));
   if (null_data && rows * cols != 0)
-    throw invalid_argument({"clp::matrix_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::matrix_view"),
                            "null data for a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
 }
 
@@ -188,7 +188,7 @@ template <class T>
 void check_element_type(element_type type) {
   if (element_type_of<T>() != type)
     throw invalid_argument(
-        {"clp::matrix_view::as", "", "", "", -1, -1},
+        error_facts::in("clp::matrix_view::as"),
         std::string("the view holds ") + element_type_name(type) + ", not " + element_type_name(element_type_of<T>()));
 }
 }  // namespace detail
@@ -244,7 +244,7 @@ namespace detail {
 /// The refusal of make_view for a std::vector whose size is not rows * cols.
 inline void check_vector_shape(std::size_t size, Index rows, Index cols) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != size)
-    throw invalid_argument({"clp::make_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::make_view"),
                            "std::vector of " + std::to_string(size) + " elements cannot be viewed as " +
                                std::to_string(rows) + " x " + std::to_string(cols));
 }

@@ -171,21 +171,21 @@ inline std::vector<Index> search_neighbours(const matrix_view<const void>& x, co
 /// The refusals shared by nearest_neighbours and knn_overlap for matrix `name`.
 inline void check_searchable(const matrix_view<const void>& x, const char* name, Index k, const char* context) {
   if (x.rows() < 1 || x.cols() < 1)
-    throw invalid_argument({context, "", "", name, -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument(name),
                            "is empty (" + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + ")");
-  if (k < 1) throw invalid_argument({context, "", "", "k", -1, -1}, "must be at least 1, got " + std::to_string(k));
+  if (k < 1) throw invalid_argument(error_facts::in(context).with_argument("k"), "must be at least 1, got " + std::to_string(k));
   if (k >= x.rows())
-    throw invalid_argument({context, "", "", "k", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("k"),
                            "is " + std::to_string(k) + " but must be smaller than the " + std::to_string(x.rows()) +
                                " rows (a token is not its own neighbour)");
 }
 
 /// Refuses an empty query list and an id outside [0, rows).
 inline void check_queries(const std::vector<Index>& queries, Index rows, const char* context) {
-  if (queries.empty()) throw invalid_argument({context, "", "", "queries", -1, -1}, "is empty");
+  if (queries.empty()) throw invalid_argument(error_facts::in(context).with_argument("queries"), "is empty");
   for (std::size_t i = 0; i < queries.size(); ++i)
     if (queries[i] < 0 || queries[i] >= rows)
-      throw invalid_argument({context, "", "", "queries", -1, -1},
+      throw invalid_argument(error_facts::in(context).with_argument("queries"),
                              "id " + std::to_string(queries[i]) + " at position " + std::to_string(i) +
                                  " is outside the " + std::to_string(rows) + " rows");
 }

@@ -30,7 +30,7 @@ struct column_statistics {
 template <class Matrix>
 column_statistics column_statistics_of(const Matrix& matrix) {
   const matrix_view<const void> v = make_view(matrix);
-  if (v.rows() < 1) throw invalid_argument({"clp::column_statistics_of", "", "", "matrix", -1, -1}, "has no rows");
+  if (v.rows() < 1) throw invalid_argument(error_facts::in("clp::column_statistics_of").with_argument("matrix"), "has no rows");
   const std::size_t cols = std::size_t(v.cols());
   column_statistics stats{std::vector<double>(cols, 0.0), std::vector<double>(cols, 0.0)};
   std::vector<float> row(cols);
@@ -72,14 +72,14 @@ inline void check_random_rows(const column_statistics& stats, const matrix_view<
                               const std::vector<Index>& rows, const char* context) {
   if (Index(stats.mean.size()) != out.cols() || stats.stddev.size() != stats.mean.size())
     throw invalid_argument(
-        {context, "", "", "output", -1, -1},
+        error_facts::in(context).with_argument("output"),
         "has " + std::to_string(out.cols()) + " columns but the statistics have " + std::to_string(stats.mean.size()));
   for (Index r : rows) {
     const std::string rows_of_output = " the " + std::to_string(out.rows()) + " rows of 'output'";
     if (r < 0)
-      throw invalid_argument({context, "", "", "rows", -1, -1},
+      throw invalid_argument(error_facts::in(context).with_argument("rows"),
                              "id " + std::to_string(r) + " is not one of" + rows_of_output);
-    if (r >= out.rows()) throw invalid_argument({context, "", "", "rows", r, -1}, "is outside" + rows_of_output);
+    if (r >= out.rows()) throw invalid_argument(error_facts::in(context).with_argument("rows").at_row(r), "is outside" + rows_of_output);
   }
 }
 

@@ -58,7 +58,7 @@ inline token_spelling token_spelling_from_name(std::string_view name) {
        {token_spelling::plain, token_spelling::byte_level, token_spelling::sentencepiece, token_spelling::wordpiece})
     if (token_spelling_name(s) == name) return s;
   throw invalid_argument(
-      {"clp::token_spelling_from_name", "", "", "name", -1, -1},
+      error_facts::in("clp::token_spelling_from_name").with_argument("name"),
       "'" + std::string(name) + "' is no spelling (expected plain, byte_level, sentencepiece or wordpiece)");
 }
 

@@ -170,7 +170,7 @@ inline std::vector<matched_pair> match_tokens(const checked_vocabulary& source, 
 /// options.forced_pairs, sorted by target id and checked.
 inline std::vector<forced_pair> checked_forced_pairs(const intersect_options& options) {
   const auto refuse = [](const std::string& problem) {
-    throw invalid_argument({"clp::intersect_vocabularies", "", "", "forced_pairs", -1, -1}, problem);
+    throw invalid_argument(error_facts::in("clp::intersect_vocabularies").with_argument("forced_pairs"), problem);
   };
   std::vector<forced_pair> forced = options.forced_pairs;
   std::sort(forced.begin(), forced.end(),
@@ -285,7 +285,7 @@ vocabulary_overlap intersect_vocabularies(const SourceVocabulary& source, const 
       detail::match_tokens(source_checked, target_entries, options, result.shared_strings);
   detail::apply_forced_pairs(options, pairs);
   if (pairs.empty() && !options.allow_empty_overlap)
-    throw invalid_argument({"clp::intersect_vocabularies", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::intersect_vocabularies"),
                            std::string("the vocabularies share no token") +
                                (options.match == token_match::bytes ? ", by string or by bytes" : "") + " (" +
                                std::to_string(result.source_vocab_size) + " source, " +

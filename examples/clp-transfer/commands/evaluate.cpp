@@ -206,7 +206,7 @@ void run_evaluate(evaluate_options& options) {
   options.args.matching = parse_match(options.match, options.match_option->count() > 0);
   const loaded_models models = read_models(options.args);
   if (models.matching.overlap.size() < 2)
-    throw clp::invalid_argument({"", options.args.source.string(), "", "", -1, -1},
+    throw clp::invalid_argument(clp::error_facts{}.with_file(options.args.source.string()),
                                 "and " + options.args.helper.string() + " share " +
                                     std::to_string(models.matching.overlap.size()) +
                                     " token(s): at least 2 are needed to hold one out and synthesise it from the rest");

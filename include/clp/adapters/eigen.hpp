@@ -27,7 +27,7 @@ struct matrix_traits<M, std::enable_if_t<std::is_base_of_v<Eigen::DenseBase<M>, 
     using element = std::remove_pointer_t<decltype(m.data())>;
     if (m.innerStride() != 1)
       throw unsupported_layout(
-          {"clp::make_view", "", "", "", -1, -1},
+          error_facts::in("clp::make_view"),
           "an Eigen object with inner stride " + std::to_string(m.innerStride()) + " cannot be viewed without a copy");
     return matrix_view<element>(m.data(), m.rows(), m.cols(), m.outerStride(),
                                 M::IsRowMajor ? storage_order::row_major : storage_order::column_major);

@@ -68,7 +68,7 @@ inline std::string describe_tensor(const at::Tensor& t) {
 }
 
 [[noreturn]] inline void refuse_tensor_layout(const at::Tensor& t, const std::string& why) {
-  throw unsupported_layout({"clp::make_view", "", "", "", -1, -1}, describe_tensor(t) + ": " + why);
+  throw unsupported_layout(error_facts::in("clp::make_view"), describe_tensor(t) + ": " + why);
 }
 
 /// The element type of a tensor's dtype, or a refusal.
@@ -95,7 +95,7 @@ inline element_type element_type_of_tensor(const at::Tensor& t) {
 template <class Void>
 matrix_view<Void> view_tensor(const at::Tensor& t) {
   if (!t.defined())
-    throw invalid_argument({"clp::make_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::make_view"),
                            "torch::Tensor is undefined (default-constructed): there is no matrix to view");
   if (!t.device().is_cpu())
     refuse_tensor_layout(t,
@@ -153,14 +153,14 @@ matrix_view<Void> view_tensor(const at::Tensor& t) {
 inline matrix_view<void> writable_view_tensor(const at::Tensor& t) {
   matrix_view<void> view = view_tensor<void>(t);
   if (t.requires_grad() && c10::GradMode::is_enabled())
-    throw invalid_argument({"clp::make_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::make_view"),
                            describe_tensor(t) +
                                " requires grad and gradient mode is on: writing it in place would change it "
                                "behind autograd's back (PyTorch refuses in-place operations on a leaf that "
                                "requires grad for the same reason); write it inside a torch::NoGradGuard "
                                "scope, as torch::nn::init does");
   if (t.is_inference() && !c10::InferenceMode::is_enabled())
-    throw invalid_argument({"clp::make_view", "", "", "", -1, -1},
+    throw invalid_argument(error_facts::in("clp::make_view"),
                            describe_tensor(t) +
                                " is an inference tensor and inference mode is off: PyTorch forbids in-place "
                                "updates of one outside c10::InferenceMode; write it inside an InferenceMode "

@@ -30,7 +30,7 @@ namespace detail {
 template <class Element, class Container>
 matrix_view<Element> view_xtensor(Container& m) {
   if (m.dimension() != 2)
-    throw unsupported_layout({"clp::make_view", "", "", "", -1, -1},
+    throw unsupported_layout(error_facts::in("clp::make_view"),
                              "an xtensor container of dimension " + std::to_string(m.dimension()) + " is not a matrix");
   const auto rows = static_cast<Index>(m.shape()[0]);
   const auto cols = static_cast<Index>(m.shape()[1]);
@@ -40,7 +40,7 @@ matrix_view<Element> view_xtensor(Container& m) {
     return matrix_view<Element>(m.data(), rows, cols, rows <= 1 ? cols : s0, storage_order::row_major);
   if (rows <= 1 || s0 == 1)
     return matrix_view<Element>(m.data(), rows, cols, cols <= 1 ? rows : s1, storage_order::column_major);
-  throw unsupported_layout({"clp::make_view", "", "", "", -1, -1}, "an xtensor container with strides (" +
+  throw unsupported_layout(error_facts::in("clp::make_view"), "an xtensor container with strides (" +
                                                                        std::to_string(s0) + ", " + std::to_string(s1) +
                                                                        ") cannot be viewed without a copy");
 }

@@ -195,14 +195,14 @@ inline std::vector<least_squares_fit> fit_linear_maps(std::vector<scratch_buffer
                                                       const vocabulary_overlap& overlap, double relative_lambda,
                                                       int threads, const char* context) {
   if (!std::isfinite(relative_lambda))
-    throw invalid_argument({context, "", "", "lambda", -1, -1}, "must be finite (negative: chosen by GCV)");
+    throw invalid_argument(error_facts::in(context).with_argument("lambda"), "must be finite (negative: chosen by GCV)");
   const overlap_moments moments = sum_overlap_moments(pairs, helper, overlap, threads);
   const gram_factors factors = factorise_gram(moments.gram);
   if (!(factors.mean_eigenvalue > 0))
-    throw invalid_argument({context, "", "", "helper", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("helper"),
                            "has only zero rows among the overlapping tokens: no map can be fitted");
   if (relative_lambda == 0 && factors.rank < helper.cols())
-    throw invalid_argument({context, "", "", "lambda", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("lambda"),
                            "is 0 but the overlap's helper Gram matrix H_o^T H_o is singular (rank " +
                                std::to_string(factors.rank) + " of " + std::to_string(helper.cols()) +
                                "): use a positive lambda, or a negative one to choose it by GCV");

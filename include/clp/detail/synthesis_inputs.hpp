@@ -39,18 +39,18 @@ inline Index widest_source(const std::vector<source_output>& pairs) {
 /// The overlap's id lists fit the helper (and so the output) and each source.
 inline void validate_shapes(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                             const vocabulary_overlap& overlap, const char* context) {
-  if (overlap.size() == 0) throw invalid_argument({context, "", "", "overlap", -1, -1}, "is empty");
+  if (overlap.size() == 0) throw invalid_argument(error_facts::in(context).with_argument("overlap"), "is empty");
   if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument({context, "", "", "overlap", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
                            "has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
                                std::to_string(overlap.source_ids.size()) + " source ids");
-  if (helper.cols() < 1) throw invalid_argument({context, "", "", "helper", -1, -1}, "has no columns");
+  if (helper.cols() < 1) throw invalid_argument(error_facts::in(context).with_argument("helper"), "has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
   check_sorted_ids(overlap.missing_ids, helper.rows(), "missing target", "helper", context);
   check_sorted_ids(overlap.unnamed_ids, helper.rows(), "unnamed target", "helper", context);
   if (!std::includes(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
                      overlap.unnamed_ids.end()))
-    throw invalid_argument({context, "", "", "overlap", -1, -1}, "has unnamed ids that are not missing ids");
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"), "has unnamed ids that are not missing ids");
   for (const source_output& pair : pairs) {
     check_rows(pair.output.rows(), helper.rows(), pair.output_name, "helper", context);
     check_columns(pair.output.cols(), pair.source.cols(), pair.output_name, pair.source_name, context);
@@ -73,7 +73,7 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, Index first_
   const Index first = first_row;
   const Index last = last_row < 0 ? target_rows : last_row;
   if (first < 0 || first > last || last > target_rows)
-    throw invalid_argument({context, "", "", "options", -1, -1}, "row range [" + std::to_string(first) + ", " +
+    throw invalid_argument(error_facts::in(context).with_argument("options"), "row range [" + std::to_string(first) + ", " +
                                                                      std::to_string(last) + ") is outside the " +
                                                                      std::to_string(target_rows) + " target rows");
   const auto position = [](const std::vector<Index>& ids, Index row) {

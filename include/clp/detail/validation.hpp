@@ -20,17 +20,17 @@ namespace clp::detail {
 inline void require_finite_rows(const matrix_view<const void>& v, const std::string& name,
                                 const std::vector<Index>& rows, int threads, const char* context) {
   if (const auto at = find_non_finite(v, rows, threads))
-    throw non_finite_input({context, "", "", name, at->row, at->column});
+    throw non_finite_input(error_facts::in(context).with_argument(name).at(at->row, at->column));
 }
 
 /// Throws clp::invalid_argument unless `id`, an entry of the id list `ids_name`, is a row of
 /// `matrix` (which has `rows` rows).
 inline void check_id(Index id, Index rows, const char* ids_name, const std::string& matrix, const char* context) {
   if (id < 0)
-    throw invalid_argument({context, "", "", ids_name, -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument(ids_name),
                            "id " + std::to_string(id) + " is negative: not a row of '" + matrix + "'");
   if (id >= rows)
-    throw invalid_argument({context, "", "", ids_name, id, -1},
+    throw invalid_argument(error_facts::in(context).with_argument(ids_name).at_row(id),
                            "is outside the " + std::to_string(rows) + " rows of '" + matrix + "'");
 }
 
@@ -40,7 +40,7 @@ inline void check_sorted_ids(const std::vector<Index>& ids, Index rows, const ch
   for (std::size_t i = 0; i < ids.size(); ++i) {
     check_id(ids[i], rows, ids_name, matrix, context);
     if (i > 0 && ids[i] <= ids[i - 1])
-      throw invalid_argument({context, "", "", ids_name, -1, -1},
+      throw invalid_argument(error_facts::in(context).with_argument(ids_name),
                              "ids are not strictly ascending at position " + std::to_string(i));
   }
 }
@@ -56,7 +56,7 @@ inline void check_ids(const std::vector<Index>& ids, Index rows, const char* ids
 inline void check_rows(Index rows, Index expected, const std::string& name, const std::string& other,
                        const char* context) {
   if (rows != expected)
-    throw invalid_argument({context, "", "", name, -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument(name),
                            "has " + std::to_string(rows) + " rows but '" + other + "' has " + std::to_string(expected));
 }
 
@@ -64,7 +64,7 @@ inline void check_rows(Index rows, Index expected, const std::string& name, cons
 inline void check_columns(Index cols, Index expected, const std::string& name, const std::string& other,
                           const char* context) {
   if (cols != expected)
-    throw invalid_argument({context, "", "", name, -1, -1}, "has " + std::to_string(cols) + " columns but '" + other +
+    throw invalid_argument(error_facts::in(context).with_argument(name), "has " + std::to_string(cols) + " columns but '" + other +
                                                                 "' has " + std::to_string(expected));
 }
 

@@ -60,7 +60,7 @@ struct checked_vocabulary {
 };
 
 [[noreturn]] inline void refuse_vocabulary(const char* which, Index row, std::string problem) {
-  throw invalid_argument({"clp::intersect_vocabularies", "", "", which, row, -1}, std::move(problem));
+  throw invalid_argument(error_facts::in("clp::intersect_vocabularies").with_argument(which).at_row(row), std::move(problem));
 }
 
 inline std::string quoted_token(std::string_view token) { return "'" + std::string(token) + "'"; }

@@ -117,17 +117,17 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
   CHECK(nan->message == "helper/model.safetensors: tensor \"wte.weight\" row 5 column 2 is NaN or infinite");
 
   const auto k =
-      rethrown(clp::invalid_argument({"clp::make_weighting", "", "", "k", -1, -1}, "must be at least 1, not 0"));
+      rethrown(clp::invalid_argument(clp::error_facts::in("clp::make_weighting").with_argument("k"), "must be at least 1, not 0"));
   REQUIRE(k);
   CHECK(k->kind == clp::error_kind::invalid_argument);
   CHECK(k->message == "--k must be at least 1, not 0");
 
   const auto both =
-      rethrown(clp::invalid_argument({"clp::intersect_vocabularies", "", "", "", -1, -1}, "share no token"));
+      rethrown(clp::invalid_argument(clp::error_facts::in("clp::intersect_vocabularies"), "share no token"));
   REQUIRE(both);
   CHECK(both->message == "a.json and b.json: share no token");
 
-  const auto other = rethrown(clp::invalid_argument({"clp::transfer", "", "", "output", -1, -1}, "has 3 rows"));
+  const auto other = rethrown(clp::invalid_argument(clp::error_facts::in("clp::transfer").with_argument("output"), "has 3 rows"));
   REQUIRE(other);
   CHECK(other->message == "clp::transfer: 'output' has 3 rows");  // not one of the origins: as it was
 }
