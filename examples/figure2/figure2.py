@@ -85,7 +85,8 @@ def make_init(init, seed, clp, workdir, tok):
             cmd += ["--k", str(K)]
         if weighting == "softmax":
             cmd += ["--temperature", str(TEMPERATURE)]
-        # least-squares: lambda chosen by GCV, the program's default for the map
+        if weighting == "least-squares":  # the map alone; lambda chosen by GCV
+            cmd += ["--row-norms", "map"]
     subprocess.run(cmd, check=True)
     with open(rep) as f:
         report = json.load(f)

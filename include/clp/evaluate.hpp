@@ -95,10 +95,10 @@ inline std::vector<Index> held_out_positions(const vocabulary_overlap& overlap, 
                                              const char* context) {
   const Index n = overlap.size();
   if (!(share > 0 && share < 1))
-    throw invalid_argument({context, "", "", "held_out_share", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("held_out_share"),
                            "must be between 0 and 1 (exclusive), got " + std::to_string(share));
   if (n < 2)
-    throw invalid_argument({context, "", "", "overlap", -1, -1},
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
                            "has " + std::to_string(n) +
                                " token(s): at least 2 are needed to hold one out and synthesise it from the rest");
   const Index count = std::clamp<Index>(Index(std::llround(share * double(n))), 1, n - 1);
@@ -181,8 +181,8 @@ evaluation evaluate_views(const matrix_view<const void>& source, const matrix_vi
                           const vocabulary_overlap& overlap, const scored_matrices& more, const Policy& policy,
                           const evaluation_options& options, const char* context) {
   if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument({context, "", "", "overlap", -1, -1}, "has target and source id lists of different lengths");
-  if (helper.cols() < 1) throw invalid_argument({context, "", "", "helper", -1, -1}, "has no columns");
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"), "has target and source id lists of different lengths");
+  if (helper.cols() < 1) throw invalid_argument(error_facts::in(context).with_argument("helper"), "has no columns");
   check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
   std::vector<std::pair<std::string, matrix_view<const void>>> sources{{"source", source}};
   for (const scored_matrix& m : more) sources.emplace_back(m.name, m.source);
@@ -223,7 +223,7 @@ evaluation evaluate_views(const matrix_view<const void>& source, const matrix_vi
 /// same weights (an untied head); see the overload below, whose arguments it shares:
 ///     clp::evaluate(source, helper, overlap, clp::scored_matrices{{"lm_head", head}}, policy)
 /// @param[in] more  per matrix: #source_rows by d_matrix
-template <class Policy = paper_weights, class Source, class Helper>
+template <class Policy = default_weighting, class Source, class Helper>
 evaluation evaluate(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                     const scored_matrices& more, const Policy& policy = {}, const evaluation_options& options = {}) {
   const matrix_view<const void> source_view = make_view(source), helper_view = make_view(helper);
@@ -244,7 +244,7 @@ evaluation evaluate(const Source& source, const Helper& helper, const vocabulary
 ///         ids outside the matrices (context "clp::evaluate"); clp::non_finite_input on a NaN
 ///         in a row it reads; what the policy refuses (a least_squares_map with lambda = 0 on
 ///         a singular Gram matrix of the kept rows).
-template <class Policy = paper_weights, class Source, class Helper,
+template <class Policy = default_weighting, class Source, class Helper,
           class = std::enable_if_t<!std::is_same_v<Policy, scored_matrices>>>
 evaluation evaluate(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                     const Policy& policy = {}, const evaluation_options& options = {}) {

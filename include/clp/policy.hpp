@@ -53,9 +53,9 @@
 /// 3. its own room under clp/detail/ for whatever of that is new (the least-squares map's is
 ///    <clp/detail/linear_map.hpp>).
 /// A caller-supplied similarity product of lower precision is not an input but a setting of
-/// the engine (<clp/similarity_product.hpp>): it serves `nearest_cosines` alone, because only
-/// that input promises to read no more than the largest cosines, which rescoring in float32
-/// restores.
+/// the engine (<clp/similarity_product.hpp>): it serves `nearest_cosines` (and the top-k rows of
+/// a map's neighbour norms) alone, because only they promise to read no more than the largest
+/// cosines, which rescoring in float32 restores.
 ///
 /// Ties among equal cosines are broken towards the lower overlap index (the earlier target
 /// id), so every policy is deterministic.

@@ -3,7 +3,8 @@
 
 /// @file
 /// A caller-supplied similarity product for the weightings that read only a row's largest
-/// cosines (`weighting_input::nearest_cosines`: top_k_weights, softmax_weights): the one large
+/// cosines (`weighting_input::nearest_cosines`: top_k_weights, softmax_weights; and the top-k rows
+/// of least_squares_map's neighbour norms): the one large
 /// product of those weightings, the cosines of each block of missing helper rows with every
 /// overlapping helper row, computed by the caller's code, possibly in lower precision, with a
 /// stated error bound. The library's own product (Eigen, float32) stays the default; nothing

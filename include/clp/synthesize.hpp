@@ -108,9 +108,10 @@ struct synthesis_options : execution_options {
   /// threads, one at a time; it holds up every worker about to write until it returns.
   std::function<void(Index end)> rows_started;
   /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
-  /// softmax), possibly of lower precision with a stated bound; its candidates are rescored
-  /// in float32 (<clp/similarity_product.hpp>). Null: the library's float32 product. Other
-  /// weightings ignore it.
+  /// softmax, and the top-k rows of a least_squares_map's neighbour norms), possibly of lower
+  /// precision with a stated bound; its candidates are rescored in float32
+  /// (<clp/similarity_product.hpp>). Null: the library's float32 product. Other weightings
+  /// ignore it.
   std::shared_ptr<const similarity_product> product;
 };
 
@@ -301,7 +302,7 @@ synthesis_report synthesize_checked(const std::vector<source_output>& pairs, con
                                              threads, options.tile_bytes);
   prepare_panels(panels, plan, stages_of<Policy>.combine, pairs, helper, overlap, scan.inverse_norm, threads);
   std::unique_ptr<prepared_similarity> product;
-  if constexpr (stages_of<Policy>.weigh == weigher::neighbour_lists) {
+  if (plan.k_max > 0 && !plan.pursuit) {  // neighbour lists: a policy's own, or a map's neighbour norms
     if (options.product) {
       product = prepare_product(*options.product, plan, panels, helper, overlap, scan.inverse_norm, threads);
       report.similarity_product = options.product->name();
@@ -382,7 +383,8 @@ synthesis_report run_synthesis(const std::vector<source_output>& pairs, const He
 /// @param[out] output   #target_rows by d_source, caller-owned; rows outside the overlap and
 ///                      missing lists, or outside the row range, are not touched
 /// @param[in]  policy   weighting policy (<clp/weights.hpp>), or a clp::weighting chosen at run
-///                      time; paper_weights is eq. 4 as published (negative cosine sums included)
+///                      time; default_weighting when not given; paper_weights is eq. 4 as
+///                      published (negative cosine sums included)
 /// @param[in]  options  threads, tile budget, row range, progress
 /// Matrices may be of any type make_view accepts (matrix_view<const void> and
 /// matrix_view<void> too), with elements float, double, Eigen::half or Eigen::bfloat16;
@@ -391,7 +393,7 @@ synthesis_report run_synthesis(const std::vector<source_output>& pairs, const He
 ///         argument, "output", "overlap source", ..., and the row), clp::non_finite_input on a
 ///         NaN or infinite element of a row the synthesis reads (argument, row, column); the
 ///         context is "clp::synthesize_rows". Nothing is written then.
-template <class Policy = paper_weights, class Source, class Helper, class Output,
+template <class Policy = default_weighting, class Source, class Helper, class Output,
           class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                                  Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
@@ -406,7 +408,7 @@ synthesis_report synthesize_rows(const Source& source, const Helper& helper, con
 /// @param[in,out] more  untied_head: source_head #source_rows by d_head, output_head
 ///                      #target_rows by d_head; matrix_pairs: per pair, source #source_rows by
 ///                      d_pair, output #target_rows by d_pair (see matrix_pair)
-template <class More, class Policy = paper_weights, class Source, class Helper, class Output,
+template <class More, class Policy = default_weighting, class Source, class Helper, class Output,
           class = std::enable_if_t<detail::is_more_outputs<More>::value>>
 synthesis_report synthesize_rows(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                                  Output&& output, const More& more, const Policy& policy = {},

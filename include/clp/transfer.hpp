@@ -27,11 +27,11 @@ namespace clp {
 /// @param[in]  overlap  from intersect_vocabularies(source vocabulary, helper vocabulary,
 ///                      {source_rows, target_rows})
 /// @param[out] output   #target_rows by d_source, caller-owned, written in place
-/// @param[in]  policy   weighting policy, or a clp::weighting; paper_weights is eq. 4 as
-///                      published
+/// @param[in]  policy   weighting policy, or a clp::weighting; default_weighting when not
+///                      given; paper_weights is eq. 4 as published
 /// @param[in]  options  threads, tile budget (and a row range, if wanted)
 /// @throws clp::error as synthesize_rows
-template <class Policy = paper_weights, class Source, class Helper, class Output,
+template <class Policy = default_weighting, class Source, class Helper, class Output,
           class = std::enable_if_t<!detail::is_more_outputs<Policy>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                           Output&& output, const Policy& policy = {}, const synthesis_options& options = {}) {
@@ -48,7 +48,7 @@ synthesis_report transfer(const Source& source, const Helper& helper, const voca
 /// @param[in,out] more  untied_head: source_head #source_rows by d_head, output_head
 ///                      #target_rows by d_head, written like `output`; matrix_pairs: per pair,
 ///                      source #source_rows by d_pair, output #target_rows by d_pair
-template <class More, class Policy = paper_weights, class Source, class Helper, class Output,
+template <class More, class Policy = default_weighting, class Source, class Helper, class Output,
           class = std::enable_if_t<detail::is_more_outputs<More>::value>>
 synthesis_report transfer(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                           Output&& output, const More& more, const Policy& policy = {},

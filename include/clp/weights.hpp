@@ -213,17 +213,23 @@ struct omp_weights {
 /// dependent columns). A zero helper row falls back to the mean, as for every policy. The
 /// report's `maps` says what each fit came to (lambda, R^2 on the overlap).
 ///
-/// The map shrinks row norms towards the overlap's mean. With `norm_neighbours` = k > 0 each
-/// synthesised row keeps the map's direction and takes the norm of the row top_k_weights{k}
-/// would write for that token, per source ("neighbour norms"). That costs top-k's cosine
-/// product on top of the map; a row top-k cannot weight (none of its k cosines positive)
-/// falls back to the mean, as under top-k.
+/// The map alone shrinks row norms towards the overlap's mean. So by default each synthesised
+/// row keeps the map's direction and takes the norm of the row top_k_weights{norm_neighbours}
+/// would write for that token, per source ("neighbour norms"): the library's default weighting
+/// (docs/weighting.md gives the measurement that chose it). That costs top-k's similarity
+/// product on top of the map (a caller's lower-precision product serves it, as it serves
+/// top-k); a row top-k cannot weight (none of its k cosines positive) falls back to the mean,
+/// as under top-k. norm_neighbours = 0 keeps the map's own norms.
 struct least_squares_map {
   static constexpr weighting_input input = weighting_input::linear_map;
   static constexpr double automatic = -1;
   double lambda = automatic;
-  Index norm_neighbours = 0;  ///< 0: the map's own row norms; k > 0: the norms of the top-k rows
+  Index norm_neighbours = 10;  ///< k of the top-k rows whose norms the rows take; 0: the map's own norms
 };
+
+/// The weighting every entry point uses when none is given: least_squares_map{} (the map with
+/// neighbour norms, lambda by GCV). paper_weights is eq. 4 as published, never a default.
+using default_weighting = least_squares_map;
 
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every
 /// entry point that takes a policy takes a `weighting` too.
@@ -260,7 +266,7 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
 inline weighting make_weighting(const std::string& name, std::optional<Index> given_k = std::nullopt,
                                 float temperature = 0.1f, std::optional<double> lambda = std::nullopt) {
   const auto refuse = [](const std::string& problem) {
-    throw invalid_argument({"clp::make_weighting", "", "", "", -1, -1}, problem);
+    throw invalid_argument(error_facts::in("clp::make_weighting"), problem);
   };
   if (given_k && *given_k < 1) refuse("k must be at least 1, got " + std::to_string(*given_k));
   const Index k = given_k.value_or(name == "omp" ? omp_weights{}.k : top_k_weights{}.k);

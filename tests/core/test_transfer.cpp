@@ -68,11 +68,18 @@ TEST_CASE("transfer: a policy given as a clp::weighting or as its type gives the
   clp::transfer(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f),
                 fixtures::options(1, 1 << 20));
   CHECK(fixtures::same_bits(typed, chosen));
-  // The default policy is the paper's.
-  row_major by_default(600, 40), paper(600, 40);
+  // The default policy is default_weighting, the map with top-k row norms (k 10), for every
+  // entry point; make_weighting("least-squares") names it too.
+  static_assert(std::is_same_v<clp::default_weighting, clp::least_squares_map>);
+  CHECK(clp::least_squares_map{}.norm_neighbours == 10);
+  row_major by_default(600, 40), named(600, 40), rows_default(600, 40), by_name(600, 40);
   clp::transfer(source, helper, p.overlap, by_default);
-  clp::transfer(source, helper, p.overlap, paper, clp::paper_weights{});
-  CHECK(fixtures::same_bits(by_default, paper));
+  clp::transfer(source, helper, p.overlap, named, clp::least_squares_map{clp::least_squares_map::automatic, 10});
+  clp::synthesize_rows(source, helper, p.overlap, rows_default);
+  clp::transfer(source, helper, p.overlap, by_name, clp::make_weighting("least-squares"));
+  CHECK(fixtures::same_bits(by_default, named));
+  CHECK(fixtures::same_bits(by_default, rows_default));
+  CHECK(fixtures::same_bits(by_default, by_name));
 }
 
 TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit for bit", L, CLP_TEST_LAYOUTS) {

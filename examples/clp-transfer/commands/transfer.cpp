@@ -17,13 +17,17 @@ namespace {
 /// with a per-policy default was given.
 struct transfer_options {
   transfer_arguments args;
-  std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "map";
+  std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "top-k";
   Index k = 10;
   float temperature = 0.1f;
   double lambda = -1;
   CLI::Option* k_option = nullptr;
   CLI::Option* lambda_option = nullptr;
   CLI::Option* match_option = nullptr;
+  CLI::Option* weighting_option = nullptr;
+  CLI::Option* temperature_option = nullptr;
+  CLI::Option* row_norms_option = nullptr;
+  CLI::Option* seed_option = nullptr;
 
   /// The arguments the phases read. A bad value is refused like a bad input (status 1), in the
   /// words of the check.
@@ -33,6 +37,15 @@ struct transfer_options {
                                      lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
     args.matching = parse_match(match, match_option->count() > 0);
     args.similarity = parse_similarity_choice(similarity);
+    given_options given;
+    given.weighting = weighting_option->count() > 0;
+    given.k = k_option->count() > 0;
+    given.temperature = temperature_option->count() > 0;
+    given.lambda = lambda_option->count() > 0;
+    given.row_norms = row_norms_option->count() > 0;
+    given.seed = seed_option->count() > 0;
+    given.similarity = args.similarity != similarity_choice::automatic;
+    refuse_unread_options(args.method, args.weighting, given);
     return args;
   }
 };
@@ -58,27 +71,33 @@ void add_model_options(CLI::App& command, transfer_arguments& args) {
 void add_method_options(CLI::App& command, transfer_options& options) {
   options.match_option = add_match_option(command, options.match);
   command.add_option("--method", options.method, "clp | overlap-random | random")->capture_default_str();
-  command
-      .add_option("--weighting", options.weighting,
-                  "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp | least-squares")
-      ->capture_default_str();
-  options.k_option =
-      command.add_option("--k", options.k, "Neighbours for top-k and softmax (default 10) and omp (default 8)");
-  command.add_option("--temperature", options.temperature, "Softmax temperature")->capture_default_str();
+  options.weighting_option =
+      command
+          .add_option("--weighting", options.weighting,
+                      "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp | least-squares")
+          ->capture_default_str();
+  options.k_option = command.add_option(
+      "--k", options.k,
+      "Neighbours for top-k, softmax and least-squares' top-k row norms (default 10) and omp (default 8)");
+  options.temperature_option =
+      command.add_option("--temperature", options.temperature, "Softmax temperature")->capture_default_str();
   options.lambda_option = command.add_option(
       "--lambda", options.lambda,
       "least-squares: ridge lambda relative to the overlap's mean Gram eigenvalue (default: chosen by GCV; "
       "negative: the same)");
-  command
-      .add_option("--row-norms", options.row_norms,
-                  "least-squares: map | top-k: each row's norm is the map's own, or that of its top-k row (k from "
-                  "--k, default 10) with the map's direction")
-      ->capture_default_str();
-  command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
+  options.row_norms_option =
+      command
+          .add_option("--row-norms", options.row_norms,
+                      "least-squares: top-k | map: each row keeps the map's direction with the norm of its top-k "
+                      "row (k from --k, default 10), or the map's own norm")
+          ->capture_default_str();
+  options.seed_option =
+      command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
   command
       .add_option("--similarity-product", options.similarity,
-                  "auto | float32 | bf16: the cosines of top-k and softmax in bf16 where the CPU has avx512_bf16 or "
-                  "AMX and oneDNN is built in, their candidates rescored in float32 (auto), or float32 throughout")
+                  "auto | float32 | bf16: the cosines of the neighbour lists (top-k, softmax, least-squares' top-k "
+                  "row norms) in bf16 where the CPU has avx512_bf16 or AMX and oneDNN is built in, their candidates "
+                  "rescored in float32 (auto), or float32 throughout")
       ->capture_default_str();
 }
 

@@ -50,9 +50,10 @@ inline const char* method_name(transfer_method method) {
   return "random";
 }
 
-/// The weighting the program uses unless told otherwise: the best of the measured weightings
-/// (the documentation's page on weightings, under docs/, gives the measurement).
-inline constexpr const char* default_weighting = "top-k";
+/// The weighting the program uses unless told otherwise, the library's clp::default_weighting:
+/// the least-squares map with top-k row norms (docs/weighting.md gives the rule and the
+/// measurement that chose it).
+inline constexpr const char* default_weighting = "least-squares";
 
 /// The weighting policy and the options it came from (which the report repeats).
 struct weighting_choice {
@@ -62,9 +63,9 @@ struct weighting_choice {
   /// least-squares only: --lambda, relative to the overlap's mean Gram eigenvalue; nullopt:
   /// chosen by generalised cross-validation.
   std::optional<double> lambda;
-  /// least-squares only: --row-norms, "map" (the map's own) or "top-k" (each row's norm from
-  /// its top-k row, with k).
-  std::string row_norms = "map";
+  /// least-squares only: --row-norms, "top-k" (each row's norm from its top-k row, with k) or
+  /// "map" (the map's own).
+  std::string row_norms = "top-k";
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
@@ -73,7 +74,7 @@ struct weighting_choice {
 /// is not positive or a lambda that is not finite (the library's check, in the options' names).
 inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
                                         std::optional<double> lambda = std::nullopt,
-                                        const std::string& row_norms = "map") {
+                                        const std::string& row_norms = "top-k") {
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
   const error_origins options = error_origins()
                                     .add("name", option_facts("--weighting"))
@@ -85,9 +86,49 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
     throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
   weighting_choice choice{name, used_k, temperature, lambda, row_norms,
                           options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
-  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy); map && row_norms == "top-k")
-    map->norm_neighbours = used_k;
+  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy))
+    map->norm_neighbours = row_norms == "top-k" ? used_k : 0;
   return choice;
+}
+
+/// Which of the options that depend on the method or the weighting were given on the command line.
+struct given_options {
+  bool weighting = false, k = false, temperature = false, lambda = false, row_norms = false, seed = false;
+  bool similarity = false;  ///< --similarity-product float32 or bf16 (auto fits every weighting)
+};
+
+/// The one rule for options that do not apply: an option given on the command line that the
+/// chosen method and weighting do not read is refused, naming the option and why, before any
+/// work. --weighting, --k, --temperature, --lambda, --row-norms and --similarity-product are
+/// read by --method clp alone, --seed by the other methods alone; --k by top-k, softmax, omp and
+/// least-squares with --row-norms top-k; --temperature by softmax; --lambda and --row-norms by
+/// least-squares; --similarity-product by the weightings that form neighbour lists (top-k,
+/// softmax, least-squares with --row-norms top-k).
+inline void refuse_unread_options(transfer_method method, const weighting_choice& weighting,
+                                  const given_options& given) {
+  const auto refuse = [](const char* option, const std::string& why) {
+    throw clp::invalid_argument(option_facts(option), "does not apply " + why);
+  };
+  if (method != transfer_method::clp) {
+    const std::string why = std::string("to --method ") + method_name(method) + " (it reads no weighting)";
+    if (given.weighting) refuse("--weighting", why);
+    if (given.k) refuse("--k", why);
+    if (given.temperature) refuse("--temperature", why);
+    if (given.lambda) refuse("--lambda", why);
+    if (given.row_norms) refuse("--row-norms", why);
+    if (given.similarity) refuse("--similarity-product", why);
+    return;
+  }
+  if (given.seed) refuse("--seed", "to --method clp (it draws nothing)");
+  const std::string& name = weighting.name;
+  const bool map = name == "least-squares", top_k_norms = map && weighting.row_norms == "top-k";
+  const bool neighbour_lists = name == "top-k" || name == "softmax" || top_k_norms;
+  const std::string why = "to --weighting " + name + (map ? " --row-norms " + weighting.row_norms : "");
+  if (given.k && !(neighbour_lists || name == "omp")) refuse("--k", why);
+  if (given.temperature && name != "softmax") refuse("--temperature", why);
+  if (given.lambda && !map) refuse("--lambda", why);
+  if (given.row_norms && !map) refuse("--row-norms", why);
+  if (given.similarity && !neighbour_lists) refuse("--similarity-product", why + " (it forms no neighbour lists)");
 }
 
 struct transfer_arguments {

@@ -36,6 +36,34 @@ inline std::pair<Index, Index> block_stretch(const block_context& context, Index
           next >= Index(missing.size()) ? context.rows.last : missing[std::size_t(next)]};
 }
 
+/// The block's weights, by the stage the policy's input calls for. A caller's product serves the
+/// neighbour lists: a neighbour-list policy's own, or top-k's for a map with neighbour norms.
+template <class Policy>
+void weigh_block(const block_context& context, const Policy& policy, block_rows rows, const block_buffers& buffers,
+                 rescoring_scratch& rescoring) {
+  constexpr stages stage = stages_of<Policy>;
+  const auto weigh_neighbours = [&](const auto& lists) {
+    if (context.product) {  // the caller's product, and the rows' candidates rescored
+      weigh_by_product(context, lists, rows, buffers, rescoring);
+    } else {
+      form_cosines(context, buffers.queries, buffers);
+      weigh_rows(context, lists, rows, buffers);
+    }
+  };
+  if constexpr (stage.weigh == weigher::neighbour_lists) {
+    weigh_neighbours(policy);
+  } else if constexpr (stage.weigh == weigher::query_norms) {
+    if (context.plan.norm_neighbours) weigh_neighbours(top_k_weights{context.plan.norm_neighbours});
+    weigh_by_query_norms(context, rows, buffers);
+  } else {
+    form_cosines(context, buffers.queries, buffers);
+    if constexpr (stage.weigh == weigher::pursuit)
+      pursue(context, double(policy.tolerance), rows, buffers);
+    else
+      weigh_rows(context, policy, rows, buffers);
+  }
+}
+
 /// Block b (missing rows [b * block, ...), at most block of them, and the copies of its
 /// stretch) on a worker's scratch; returns its missing row count. `before_writing()` is called
 /// once, after the weights and before the block writes its first output row: the block's
@@ -48,24 +76,7 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   const block_buffers buffers = reserve_block(scratch, plan);
   const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
   normalise_queries(context, rows, buffers);
-  if constexpr (stage.weigh == weigher::neighbour_lists) {
-    if (context.product) {  // the caller's product, and the rows' candidates rescored
-      weigh_by_product(context, policy, rows, buffers, rescoring);
-    } else {
-      form_cosines(context, buffers.queries, buffers);
-      weigh_rows(context, policy, rows, buffers);
-    }
-  } else {
-    if (plan.cosines) form_cosines(context, buffers.queries, buffers);
-    if constexpr (stage.weigh == weigher::pursuit)
-      pursue(context, double(policy.tolerance), rows, buffers);
-    else if constexpr (stage.weigh == weigher::query_norms) {
-      if (plan.norm_neighbours) weigh_rows(context, top_k_weights{plan.norm_neighbours}, rows, buffers);
-      weigh_by_query_norms(context, rows, buffers);
-    }
-    else
-      weigh_rows(context, policy, rows, buffers);
-  }
+  weigh_block(context, policy, rows, buffers, rescoring);
   before_writing();
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.

@@ -21,11 +21,17 @@ struct weighting_choice {
   std::int64_t k = 10;
   double temperature = 0.1;
   double lambda = -1;  ///< least-squares: --lambda when not negative
+  std::string row_norms = "top-k";  ///< least-squares: --row-norms
 
+  /// The options, each only where the weighting reads it (the program refuses the others).
   std::vector<std::string> arguments() const {
-    std::vector<std::string> a{
-        "--weighting", name, "--k", std::to_string(k), "--temperature", std::to_string(temperature)};
-    if (lambda >= 0) a.insert(a.end(), {"--lambda", std::to_string(lambda)});
+    std::vector<std::string> a{"--weighting", name};
+    const bool map = name == "least-squares";
+    if (name == "top-k" || name == "softmax" || name == "omp" || (map && row_norms == "top-k"))
+      a.insert(a.end(), {"--k", std::to_string(k)});
+    if (name == "softmax") a.insert(a.end(), {"--temperature", std::to_string(temperature)});
+    if (map) a.insert(a.end(), {"--row-norms", row_norms});
+    if (map && lambda >= 0) a.insert(a.end(), {"--lambda", std::to_string(lambda)});
     return a;
   }
 };
@@ -111,8 +117,13 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
   constexpr double ambiguity = 1e-5;
   const oracle::matrix helper_rows = detail::to_oracle(helper.embedding);
   if (choice.name == "least-squares") {
-    // The map by the normal equations in double; a zero helper row falls back to the mean.
+    // The map by the normal equations in double; a zero helper row falls back to the mean. With
+    // top-k row norms each mapped row takes the norm of its top-k row (the oracle's, in double).
     const double lambda = choice.lambda * oracle::mean_eigenvalue(helper_rows, overlap_target);
+    oracle::policy nearest;
+    nearest.which = oracle::kind::top_k;
+    nearest.k = choice.k;
+    const bool top_k_norms = choice.row_norms == "top-k";
     const auto map = [&](const matrix& from) {
       const oracle::matrix source_rows = detail::to_oracle(from);
       oracle::matrix w;
@@ -124,11 +135,21 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
       for (std::size_t i = 0; i < overlap_target.size(); ++i)
         for (std::int64_t c = 0; c < from.cols; ++c)
           result.values[std::size_t(overlap_target[i] * from.cols + c)] = source_rows(overlap_source[i], c);
+      oracle::result neighbours;
+      if (top_k_norms) {
+        neighbours = oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, source_rows, nearest,
+                                        ambiguity);
+        for (oracle::index t : neighbours.ambiguous) out.ambiguous[std::size_t(t)] = true;
+      }
       for (std::size_t i = 0; i < missing.size(); ++i) {
         const bool zero = oracle::norm(helper_rows.row(missing[i]), helper_rows.cols) == 0;
+        double scale = 1;
+        if (top_k_norms && !zero)
+          scale = oracle::norm(neighbours.output.row(missing[i]), from.cols) /
+                  oracle::norm(mapped.row(oracle::index(i)), from.cols);
         for (std::int64_t c = 0; c < from.cols; ++c)
           result.values[std::size_t(missing[i] * from.cols + c)] =
-              zero ? mean[std::size_t(c)] : mapped(oracle::index(i), c);
+              zero ? mean[std::size_t(c)] : scale * mapped(oracle::index(i), c);
       }
       return result;
     };

@@ -3,8 +3,15 @@
 // its recommendation and its refusals.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include <clp/transfer.hpp>
+#include <clp/vocabulary.hpp>
+
+#include <Eigen/Core>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -18,9 +25,10 @@ using namespace program_test;
 
 namespace {
 
-void check_map_transfer(const workspace& ws, double lambda, std::size_t maps) {
+void check_map_transfer(const workspace& ws, double lambda, std::size_t maps, const std::string& row_norms) {
   weighting_choice choice{"least-squares"};
   choice.lambda = lambda;
+  choice.row_norms = row_norms;
   const fs::path report = ws.dir / "report.json";
   std::vector<std::string> extra = choice.arguments();
   extra.insert(extra.end(), {"--report", report.string()});
@@ -52,11 +60,53 @@ std::vector<std::string> evaluate_args(const model_pair& pair, std::vector<std::
 }  // namespace
 
 TEST_CASE("least-squares: GPT-2 pair (tied F32) matches the normal equations solved in double") {
-  check_map_transfer(gpt2_workspace(), 0.1, 1);
+  for (const char* row_norms : {"top-k", "map"}) {
+    CAPTURE(row_norms);
+    check_map_transfer(gpt2_workspace(), 0.1, 1, row_norms);
+  }
 }
 
 TEST_CASE("least-squares: Llama pair (BF16, untied head): embedding and head each get their own map") {
-  check_map_transfer(llama_workspace(), 0.5, 2);
+  for (const char* row_norms : {"top-k", "map"}) {
+    CAPTURE(row_norms);
+    check_map_transfer(llama_workspace(), 0.5, 2, row_norms);
+  }
+}
+
+TEST_CASE("default: no --weighting writes what clp::transfer with no policy writes, on the shipped pair") {
+  const fs::path models = CLP_EXAMPLE_MODELS_DIR;
+  const temp_dir dir;
+  // The library's product is float32; so is the program's with --similarity-product float32.
+  const program_result result =
+      run_program({"transfer", "--source", (models / "en-large").string(), "--helper", (models / "de-small").string(),
+                   "--output", (dir / "out").string(), "--similarity-product", "float32", "--quiet"});
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+
+  const auto vocabulary = [](const fs::path& folder) {
+    return nlohmann::json::parse(read_file(folder / "vocab.json")).get<std::map<std::string, std::int64_t>>();
+  };
+  const std::string name = "transformer.wte.weight";
+  const matrix source = read_matrix(models / "en-large" / "model.safetensors", name);
+  const matrix helper = read_matrix(models / "de-small" / "model.safetensors", name);
+  using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto as_float = [](const matrix& m) {
+    row_major out(m.rows, m.cols);
+    for (std::int64_t i = 0; i < m.rows * m.cols; ++i) out.data()[i] = float(m.values[std::size_t(i)]);
+    return out;
+  };
+  const row_major source_rows = as_float(source), helper_rows = as_float(helper);
+  const clp::vocabulary_overlap overlap = clp::intersect_vocabularies(
+      vocabulary(models / "en-large"), vocabulary(models / "de-small"), {source.rows, helper.rows, {}});
+  row_major expected(helper.rows, source.cols);
+  clp::transfer(source_rows, helper_rows, overlap, expected);
+
+  const matrix written = read_matrix(dir / "out" / "model.safetensors", name);
+  REQUIRE(written.rows == helper.rows);
+  std::int64_t differing = 0;
+  for (std::int64_t i = 0; i < written.rows * written.cols; ++i)
+    differing += float(written.values[std::size_t(i)]) != expected.data()[i];
+  CHECK(differing == 0);
 }
 
 TEST_CASE("least-squares: without --lambda the summary says GCV chose it") {

@@ -291,3 +291,41 @@ TEST_CASE("a negative --threads is refused with a readable one-line message") {
   for (const std::string& line : lines_of(result.err)) CHECK(line.size() < 200);
   CHECK(folder_entries(ws.out_parent).empty());
 }
+
+TEST_CASE("refused before any work: an option the method or weighting does not read") {
+  const workspace ws = gpt2_workspace();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--weighting", "top-k", "--lambda", "0.5"}, "--lambda does not apply to --weighting top-k"},
+      {{"--weighting", "top-k", "--temperature", "0.2"}, "--temperature does not apply to --weighting top-k"},
+      {{"--weighting", "sparsemax", "--similarity-product", "bf16"},
+       "--similarity-product does not apply to --weighting sparsemax (it forms no neighbour lists)"},
+      {{"--weighting", "sparsemax", "--similarity-product", "float32"}, "--similarity-product does not apply"},
+      {{"--weighting", "paper", "--k", "5"}, "--k does not apply to --weighting paper"},
+      {{"--weighting", "least-squares", "--row-norms", "map", "--k", "5"},
+       "--k does not apply to --weighting least-squares --row-norms map"},
+      {{"--weighting", "top-k", "--row-norms", "map"}, "--row-norms does not apply to --weighting top-k"},
+      {{"--method", "overlap-random", "--weighting", "top-k"}, "--weighting does not apply to --method overlap-random"},
+      {{"--seed", "3"}, "--seed does not apply to --method clp"}};
+  for (const auto& [extra, problem] : cases) {
+    std::string given;
+    for (const std::string& word : extra) given += word + " ";
+    INFO("options ", given);
+    std::vector<std::string> args = extra;
+    args.push_back("--quiet");
+    check_error_line(run_program(ws.transfer(args)), problem, {});
+    CHECK(folder_entries(ws.out_parent).empty());
+  }
+  // What each reads is accepted: the map's k for its top-k norms, softmax's temperature, the
+  // neighbour lists' product, overlap-random's seed.
+  for (const std::vector<std::string>& fine :
+       {std::vector<std::string>{"--weighting", "least-squares", "--k", "5", "--lambda", "0.5"},
+        {"--weighting", "softmax", "--k", "5", "--temperature", "0.2"},
+        {"--weighting", "top-k", "--similarity-product", "float32"},
+        {"--method", "overlap-random", "--seed", "3"}}) {
+    std::vector<std::string> args = fine;
+    args.insert(args.end(), {"--quiet", "--force"});
+    const program_result result = run_program(ws.transfer(args));
+    INFO("stderr: ", result.err);
+    CHECK(result.exit_status == 0);
+  }
+}
