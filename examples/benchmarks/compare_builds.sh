@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two builds of the synthesis benchmark side by side, in one sitting: for each shape and
+# Two builds of the synthesis benchmark side by side, in one session: for each shape and
 # weighting, BEFORE and AFTER run alternately three times each, and each run's median synthesis
 # time and peak RSS are printed as one line: shape weighting run side seconds rss_mib.
 #   examples/benchmarks/compare_builds.sh BUILD_BEFORE BUILD_AFTER   (build folders, e.g. build/release)

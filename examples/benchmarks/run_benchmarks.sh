@@ -5,7 +5,7 @@
 # programs are built) and bench_synthesis_eigen (Eigen's own kernels), then, in this one run:
 #   - the machine's float32 GEMM ceiling: NumPy/OpenBLAS np.dot and Eigen (both builds) on 4096^3;
 #   - clp::synthesize_rows at three shapes (small, GPT2-XL, BLOOM-7B1 -> German), both builds;
-#   - the NumPy peers (../shared/peers/clp_reference.py): `batched` at every shape, `loop` at
+#   - the NumPy peer (numpy_peer.py, on the same inputs): `batched` at every shape, `loop` at
 #     the small shape only;
 #   - the clamped policy at every shape: the same dense work without the projection that
 #     paper weights allow (see synthesize.hpp), i.e. the efficiency of the blocked products;
@@ -17,7 +17,8 @@
 #   --out FILE  also write the markdown to FILE
 #   --quick     small shape only (a smoke test, ~1 minute)
 # Environment overrides:
-#   CLP_BENCH_PEER       NumPy peer script   (default: <repo>/../shared/peers/clp_reference.py)
+#   CLP_BENCH_PEER       NumPy peer script   (default: numpy_peer.py beside this script; another
+#                        peer must take numpy_peer.py's options and print its seconds=)
 #   CLP_BENCH_PYTHON     Python with NumPy   (default: /usr/bin/python3)
 #   CLP_BENCH_BUILD_DIR  build tree to use   (default: <repo>/build/release, the release preset)
 #   CLP_BENCH_NO_BUILD=1 use the binaries already in the build tree
@@ -31,7 +32,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-peer="${CLP_BENCH_PEER:-$repo/../shared/peers/clp_reference.py}"
+peer="${CLP_BENCH_PEER:-$repo/examples/benchmarks/numpy_peer.py}"
 python="${CLP_BENCH_PYTHON:-/usr/bin/python3}"
 build_dir="${CLP_BENCH_BUILD_DIR:-$repo/build/release}"
 threads="${CLP_BENCH_THREADS:-0}"
@@ -43,7 +44,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out_file="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '3,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '3,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run_benchmarks.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -104,7 +105,7 @@ peer_run() {  # peer_run IMPL SHAPE TARGET OVERLAP HELPER SOURCE
   run_clean "$python" - "$python" "$peer" "$@" <<'EOF'
 import re, resource, subprocess, sys
 python, peer, impl, shape, target, overlap, helper, source = sys.argv[1:]
-cmd = [python, peer, "bench", "--impl", impl, "--target-vocab", target, "--overlap", overlap,
+cmd = [python, peer, "--impl", impl, "--target-vocab", target, "--overlap", overlap,
        "--helper-dim", helper, "--source-dim", source]
 out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 seconds = float(re.search(r"seconds=([0-9.]+)", out).group(1))
@@ -113,7 +114,7 @@ t, o, h, s = int(target), int(overlap), int(helper), int(source)
 out_bytes = 8 if impl == "loop" else 4  # the loop peer's output is float64
 data_mb = (t * s * 4 + t * h * 4 + t * s * out_bytes) / 2**20
 gflops = 2 * (t - o) * o * (h + s) / seconds / 1e9
-print("    " + out.strip(), file=sys.stderr)
+print("\n".join("    " + line for line in out.strip().splitlines() if not line.startswith("RESULT")), file=sys.stderr)
 print(f"RESULT mode=synthesis backend=numpy shape={shape} weighting=paper repeats=1 seconds={seconds:.6f} "
       f"gflops={gflops:.2f} rss_mb={rss_mb:.1f} data_mb={data_mb:.1f} extra_mb={rss_mb - data_mb:.1f}")
 EOF

