@@ -1,7 +1,7 @@
 #!/bin/sh
 # Figure 2 of CLP-Transfer in miniature (see examples/figure2/README.md).
 #
-#   examples/figure2/run.sh                      # default: one seed (0), all 7 initialisations
+#   examples/figure2/run.sh                      # default: one seed (0), every initialisation
 #   examples/figure2/run.sh --seeds 1,2          # add seeds 1 and 2 to results.csv, re-render
 #   examples/figure2/run.sh --seeds 1,2 --inits overlap-random,clp-sparsemax,clp-top-k
 #   examples/figure2/run.sh --report-only        # re-render figure2.png / results.md only

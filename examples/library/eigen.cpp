@@ -23,7 +23,7 @@ int main() {
 
   // The new embedding is written in place into a caller-owned matrix.
   RowMajor target(helper.rows(), source.cols());
-  const clp::synthesis_report report = clp::transfer(source, helper, overlap, target, clp::sparsemax_weights{});
+  const clp::synthesis_report report = clp::transfer(source, helper, overlap, target);  // the default weighting
 
   // A model with an untied output head: name the pair, right after the output. The head's rows
   // get the same weights, computed once.
