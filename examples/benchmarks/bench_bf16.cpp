@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// bench_bf16: does a BF16 similarity product pay? (issue 12, item 2)
+// bench_bf16: does a BF16 similarity product pay?
 //
 // The top-k weighting (the program's default) spends its only large product on the cosines
 // C = Q N^T of each block of missing rows: Q the block's normalised helper rows (480 x d),

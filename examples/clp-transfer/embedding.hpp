@@ -3,8 +3,8 @@
 // no conversion copy, and one compiled engine for every type.
 //
 // Inputs are mapped read-only from their safetensors file (no copy at all); outputs live in
-// memory the program allocates. Both avoid the cost that dominated reading on the machines we
-// measured: faulting in hundreds of MB of fresh 4 KiB pages.
+// memory the program allocates in huge pages. Both avoid faulting in hundreds of MB of fresh
+// 4 KiB pages.
 #pragma once
 
 #include <clp/error.hpp>

@@ -29,10 +29,9 @@ void configure_process() {
 #if defined(__GLIBC__)
   // Buffers of 1 MiB and more straight from mmap, and back to the system when freed. By
   // default glibc raises this threshold after the first large free (up to 32 MiB), and the
-  // multi-MB buffers freed after reading the vocabularies then stay in the heap through the
-  // synthesis: 31.5 MiB of peak RSS with Llama 3's and Gemma 3's vocabularies (measured; see
-  // examples/benchmarks/sizing.md). The program's few large buffers live long, so the extra
-  // mmap calls cost nothing measurable.
+  // multi-MB buffers freed after reading the vocabularies would then stay in the heap through
+  // the synthesis, as peak memory. The program's few large buffers live long, so the extra
+  // mmap calls cost next to nothing.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
 #ifdef CLP_HAVE_BLAS

@@ -12,8 +12,8 @@
 namespace clp {
 
 /// The working-memory budget every kernel gets unless told otherwise: 256 MiB. For synthesis it
-/// is the smallest budget measured to keep re-gathering the overlap panels below the noise at
-/// the BLOOM-7B1 shape (docs/performance.md, "The tile budget"); for the k-NN overlap a larger
+/// is about the smallest that keeps the re-gathering of the overlap panels cheap at 7B-model
+/// shapes (docs/performance.md, "The tile budget"); for the k-NN overlap a larger
 /// budget only means taller query blocks, so fewer passes over the whole vocabulary, at the
 /// same results.
 /// One default for both keeps a program's memory use predictable whichever kernel it calls.

@@ -72,11 +72,4 @@ void parallel_for(Index tasks, int threads, Task&& task) {
   if (failure) std::rethrow_exception(failure);
 }
 
-// Transitional: used by examples/clp-transfer until it moves to the public API; removed after the
-// merge. The library itself calls clp::parallel_for and clp::resolve_threads.
-namespace detail {
-using clp::parallel_for;
-using clp::resolve_threads;
-}  // namespace detail
-
 }  // namespace clp

@@ -3,62 +3,43 @@
 
 /// @file
 /// What a weighting policy is: the contract between a weighting (how one missing target token
-/// is placed among the overlapping tokens, the weights w_tj of eq. 3, e_t = sum_j w_tj a_j)
-/// and the synthesis engine that runs it. The shipped policies are in <clp/weights.hpp>.
+/// is placed among the overlapping tokens, the weights w_tj of eq. 3, e_t = sum_j w_tj a_j) and
+/// the synthesis engine that runs it. The shipped policies are in <clp/weights.hpp>.
 ///
-/// A policy is a small value type that declares one thing, what it needs from the engine,
+/// A policy is a small value type that declares what it needs from the engine,
 ///
 ///     static constexpr clp::weighting_input input = clp::weighting_input::...;
 ///
-/// and has the call that goes with it:
-/// - `cosine_row`: the engine hands it a row of the |overlap| cosines;
-///   `dense_weights operator()(float* cosines, Index n, const cosine_statistics&) const`
-///   returns the weights as a scale times the row as the policy left it (it may rewrite it).
-/// - `scaled_cosines`: the same call, and the policy leaves the row as it is: its weights are
-///   the cosines times the scale.
-/// - `nearest_cosines`: a row of cosines, of which the policy reads only the
-///   `Index max_neighbours(Index n) const` largest;
-///   `Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const`
-///   returns a neighbour list: at most max_neighbours(n) (overlap index, weight) pairs.
-/// - `helper_rows`: the helper rows themselves (the overlap's, normalised, and their Gram
-///   matrix). No call: the engine runs its pursuit with the policy's
-///   `Index max_neighbours(Index n) const`, `double tolerance` and `std::size_t max_gram_bytes`,
-///   and the result is a neighbour list.
-/// - `linear_map`: the raw helper rows of the overlap, for one least-squares map per source,
-///   e_t = h_t W (the weights w_t = h_t (H_o^T H_o + lambda I)^-1 H_o^T are never formed). No
-///   call: the engine fits W with the policy's `double lambda` (negative: chosen by generalised
-///   cross-validation; else relative to the mean eigenvalue of H_o^T H_o) in
-///   <clp/detail/linear_map.hpp>, and forms no cosines.
+/// and has what goes with that input:
+/// - `cosine_row`: `dense_weights operator()(float* cosines, Index n, const cosine_statistics&) const`
+///   on a row of the |overlap| cosines; the weights are the returned scale times the row as the
+///   policy left it (it may rewrite it).
+/// - `scaled_cosines`: the same call, leaving the row as it is (weights = cosines times scale).
+/// - `nearest_cosines`: `Index max_neighbours(Index n) const` and
+///   `Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const`,
+///   which reads only the max_neighbours(n) largest cosines and returns at most that many
+///   (overlap index, weight) pairs.
+/// - `helper_rows`: `max_neighbours`, `double tolerance` and `std::size_t max_gram_bytes`; no
+///   call: the engine runs its pursuit over the overlap's helper rows.
+/// - `linear_map`: `double lambda`; no call: the engine fits one least-squares map per source,
+///   e_t = h_t W (<clp/detail/linear_map.hpp>), and forms no cosines unless asked for
+///   neighbour norms (least_squares_map::norm_neighbours).
 ///
-/// Either result may say that a row cannot be weighted (scale 0, or no pairs): synthesis then
-/// falls back to the plain mean of the overlapping source rows and counts the row.
-/// is_weighting_policy<P>, checked by every entry point, says whether P has one of these shapes.
+/// Either result may say that a row cannot be weighted (scale 0, or no pairs): the row then
+/// becomes the mean of the overlapping source rows, and is counted. is_weighting_policy<P>,
+/// checked by every entry point, says whether P has one of these shapes.
 ///
 /// What the declaration buys: the engine prepares only what the input needs and combines the
-/// weights with the source rows in the cheapest way the input allows. A dense row costs a
-/// second product, weights times the overlapping source rows; scaled cosines skip it (the
-/// normalised queries times P = sum_j n_j a_j^T, computed once, give the same rows up to the
-/// scale); a neighbour list reads only the chosen source rows.
+/// weights with the source rows in the cheapest way it allows. Dense weights cost a second
+/// product with the overlapping source rows; scaled cosines skip it (the normalised queries
+/// times P = sum_j n_j a_j^T, computed once); a neighbour list reads only its chosen source
+/// rows. A new kind of input is an enumerator here with its call shape in detail::takes_input,
+/// and one row of the engine's table of stages (detail::stages_for in
+/// <clp/detail/synthesis_plan.hpp>); no policy is admitted by its name. A caller's similarity
+/// product of lower precision (<clp/similarity_product.hpp>) serves only the neighbour lists,
+/// the one input whose largest cosines rescoring in float32 restores.
 ///
-/// How a new kind of input plugs in, without a special case in the engine (`linear_map` came in
-/// this way):
-/// 1. an enumerator here, with its call shape in `detail::takes_input` below (that is what
-///    admits the policies of that kind; no policy is admitted by name);
-/// 2. one row in the engine's table of stages (`detail::stages_for` in
-///    <clp/detail/synthesis_plan.hpp>): how it weighs a block and how the weights meet the
-///    source rows. What the current kinds do not need is a new field of that row, read where
-///    the stage runs (whether to form the cosines at all; what to prepare once: overlap
-///    panels, a Gram matrix, a per-source d_helper by d_source map like the projection P of
-///    scaled_cosines);
-/// 3. its own room under clp/detail/ for whatever of that is new (the least-squares map's is
-///    <clp/detail/linear_map.hpp>).
-/// A caller-supplied similarity product of lower precision is not an input but a setting of
-/// the engine (<clp/similarity_product.hpp>): it serves `nearest_cosines` (and the top-k rows of
-/// a map's neighbour norms) alone, because only they promise to read no more than the largest
-/// cosines, which rescoring in float32 restores.
-///
-/// Ties among equal cosines are broken towards the lower overlap index (the earlier target
-/// id), so every policy is deterministic.
+/// Ties among equal cosines go to the lower overlap index, so every policy is deterministic.
 
 #include <clp/element_type.hpp>
 

@@ -24,7 +24,7 @@
 /// What it costs and changes: the rescored cosines are the float32 rounding of the exact dot of
 /// the float32 rows, where the library's float32 product rounds each sum step; the two agree
 /// to float32's rounding, so a neighbour set can differ from the float32 path's where two
-/// cosines are within that rounding of each other (measured: the float32-vs-float64 rate).
+/// cosines are within that rounding of each other, as often as float32 and float64 disagree.
 /// The report's negative_sum_rows comes from the product's own cosines (the policies never
 /// read the sum); no_positive_rows from the rescored largest cosine.
 ///

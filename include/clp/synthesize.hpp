@@ -80,8 +80,8 @@ namespace clp {
 /// shared; the rest is split between the threads, each needing about
 /// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
 /// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and at
-/// most 480 when the panels are shared. The default budget (default_tile_bytes, 256 MiB) is the
-/// smallest measured to keep re-gathering the panels below the noise at the BLOOM-7B1 shape.
+/// most 480 when the panels are shared. The default budget is default_tile_bytes
+/// (<clp/execution.hpp>).
 struct synthesis_options : execution_options {
   /// Only target rows in [first_row, last_row) are written (copied or synthesised); -1 means
   /// up to the last row. Lets callers split one transfer across processes or machines.
@@ -98,14 +98,11 @@ struct synthesis_options : execution_options {
   /// time, and hold up the worker that makes them: hand the rows to a thread of your own.
   std::function<void(Index end)> rows_finished;
   /// Optional, the other edge of the same stretch, for a caller that moves the memory of
-  /// finished rows to rows not yet made (clp-transfer does, instead of faulting in fresh
-  /// pages): called with a target row `end` before the synthesis writes any row at or above
-  /// the previous call's `end` (the first call: before it writes any row), so the rows at or
-  /// above the latest `end` are untouched until the next call. `end` increases from call to
-  /// call, last_row (resolved) in the last call, and no rows_finished call reports rows past
-  /// it. Each call comes as late as it can, when a block is about to write its first row (its
-  /// similarity product and weights, most of its time, are done by then), from the worker
-  /// threads, one at a time; it holds up every worker about to write until it returns.
+  /// finished rows to rows not yet made: called with a target row `end`, increasing, before the
+  /// synthesis writes any row at or above the previous call's `end` (the first call: before any
+  /// row), last_row (resolved) in the last. Each call comes when a block is about to write (its
+  /// product and weights done), from the worker threads, one at a time, and holds up every
+  /// worker about to write until it returns.
   std::function<void(Index end)> rows_started;
   /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
   /// softmax, and the top-k rows of a least_squares_map's neighbour norms), possibly of lower

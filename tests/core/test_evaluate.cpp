@@ -113,7 +113,7 @@ TEST_CASE("evaluate: held-out rows and scores match the double oracle") {
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   for (const clp::weighting& policy : std::vector<clp::weighting>{clp::top_k_weights{7}, clp::sparsemax_weights{},
-                                                                  clp::paper_weights{}, clp::least_squares_map{0.1}}) {
+                                                                  clp::paper_weights{}, clp::least_squares_map{0.1, 0}}) {
     CAPTURE(fixtures::name_of(policy));
     clp::evaluation_options o;
     o.held_out_share = 0.2;

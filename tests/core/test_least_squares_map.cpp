@@ -93,7 +93,7 @@ TEST_CASE_TEMPLATE("least_squares_map: matches the double normal equations on th
   for (const double relative : {0.0, 0.01, 1.0}) {
     CAPTURE(relative);
     clp::synthesis_report report;
-    const oracle::matrix got = run<L>(p, clp::least_squares_map{relative}, report);
+    const oracle::matrix got = run<L>(p, clp::least_squares_map{relative, 0}, report);
     CHECK(max_error(got, oracle_output(p, p.source, relative), p.overlap) < 2e-5);
     REQUIRE(report.maps.size() == 1);
     CHECK(report.maps[0].relative_lambda == doctest::Approx(relative));
@@ -110,7 +110,7 @@ TEST_CASE_TEMPLATE("least_squares_map: bfloat16 storage matches the oracle to bf
                    CLP_TEST_BF16_LAYOUTS) {
   const problem p = rounded<Eigen::bfloat16>(make_problem(400, 300, 150, 10, 16, 41));
   clp::synthesis_report report;
-  const oracle::matrix got = run<L>(p, clp::least_squares_map{0.1}, report);
+  const oracle::matrix got = run<L>(p, clp::least_squares_map{0.1, 0}, report);
   CHECK(max_error(got, oracle_output(p, p.source, 0.1), p.overlap) < 1e-2);
 }
 
@@ -118,7 +118,7 @@ TEST_CASE("least_squares_map: the automatic lambda is the grid's least GCV, comp
   // Few overlapping rows for the helper's width, so the fit needs shrinking.
   const problem p = make_problem(300, 200, 40, 16, 12, 51);
   clp::synthesis_report report;
-  const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{}, report);
+  const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
   REQUIRE(report.maps.size() == 1);
   CHECK(report.maps[0].automatic);
   const double want = oracle_gcv_choice(p, p.source);
@@ -134,12 +134,12 @@ TEST_CASE("least_squares_map: rank-deficient overlaps (fewer rows than dimension
   for (Index c = 0; c < p.helper.cols; ++c) p.helper(p.overlap.target_ids[1], c) = p.helper(p.overlap.target_ids[0], c);
   for (const double relative : {1e-3, 1.0}) {
     clp::synthesis_report report;
-    const oracle::matrix got = run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{relative}, report);
+    const oracle::matrix got = run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{relative, 0}, report);
     CHECK(report.maps[0].rank == 5);
     CHECK(max_error(got, oracle_output(p, p.source, relative), p.overlap) < 1e-4);
   }
   clp::synthesis_report report;
-  const oracle::matrix got = run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{}, report);
+  const oracle::matrix got = run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
   CHECK(max_error(got, oracle_output(p, p.source, report.maps[0].relative_lambda), p.overlap) < 1e-4);
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("least_squares_map: lambda = 0 on a singular Gram matrix is refused be
   auto source = fixtures::make<fixtures::eigen_row_major<float>>(p.source);
   fixtures::eigen_row_major<float> output(p.helper.rows, p.source.cols, sentinel);
   const auto e = fixtures::thrown<clp::invalid_argument>(
-      [&] { clp::transfer(source.get(), helper.get(), p.overlap, output.get(), clp::least_squares_map{0.0}); });
+      [&] { clp::transfer(source.get(), helper.get(), p.overlap, output.get(), clp::least_squares_map{0.0, 0}); });
   REQUIRE(e);
   CHECK(e->facts().argument == "lambda");
   CHECK(e->facts().context == "clp::transfer");
@@ -165,7 +165,7 @@ TEST_CASE("least_squares_map: an overlap of one token maps every row along it") 
   const problem p = make_problem(50, 40, 1, 8, 6, 81);
   for (const double relative : {-1.0, 0.5}) {
     clp::synthesis_report report;
-    const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{relative}, report);
+    const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{relative, 0}, report);
     CHECK(report.maps[0].rank == 1);
     CHECK(max_error(got, oracle_output(p, p.source, report.maps[0].relative_lambda), p.overlap) < 2e-5);
   }
@@ -179,7 +179,7 @@ TEST_CASE("least_squares_map: an untied head and matrix pairs get their own map 
   const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
   row_major output(400, 14), new_head(400, 6);
   const clp::synthesis_report report =
-      clp::transfer(source, helper, p.overlap, output, clp::untied_head{head, new_head}, clp::least_squares_map{});
+      clp::transfer(source, helper, p.overlap, output, clp::untied_head{head, new_head}, clp::least_squares_map{clp::least_squares_map::automatic, 0});
   REQUIRE(report.maps.size() == 2);
   const problem with_head{p.helper, head_values, p.overlap};
   fixtures::eigen_row_major<float> got_head(400, 6, 0.0);
@@ -204,7 +204,7 @@ TEST_CASE("least_squares_map: bit-identical for 1, 2 and 3 threads and any tile 
     for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
       row_major output(1500, 70);
       const clp::synthesis_report report = clp::synthesize_rows(
-          source, helper, p.overlap, output, clp::least_squares_map{}, fixtures::options(threads, tile));
+          source, helper, p.overlap, output, clp::least_squares_map{clp::least_squares_map::automatic, 0}, fixtures::options(threads, tile));
       if (first.size() == 0) {
         first = output;
         first_lambda = report.maps[0].lambda;
@@ -228,7 +228,7 @@ TEST_CASE("least_squares_map: a zero helper row falls back to the mean; R^2 of a
   const Index zero_row = p.overlap.missing_ids[5];
   for (Index c = 0; c < 6; ++c) p.helper(zero_row, c) = 0;
   clp::synthesis_report report;
-  const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{0.0}, report);
+  const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{0.0, 0}, report);
   CHECK(report.maps[0].r_squared == doctest::Approx(1.0).epsilon(1e-9));
   CHECK(report.zero_norm_rows == 1);
   const std::vector<double> mean = oracle::mean_row(p.source, p.overlap.source_ids);

@@ -121,128 +121,37 @@ class writeback {
   std::uint64_t pending_ = 0;
 };
 
-class safetensors_writer;
-inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
-
-/// Writes a safetensors file: the constructor writes the header for all tensors, then append(),
-/// append_to() and copy_range() supply the tensor bytes, and finish() checks that every byte
-/// arrived. A writer destroyed before finish() succeeded deletes its file, so no half-written
-/// checkpoint is left behind.
-///
-/// Each tensor's bytes arrive in order; tensors may be filled one after the other (append,
-/// copy_range: the next bytes of the first tensor not yet complete, running on into the next)
-/// or interleaved (append_to: the next bytes of a tensor named by its position). The data
-/// section starts on a 4 KiB boundary, and the 4 KiB-aligned stretches of large writes whose
-/// memory is aligned like their place in the file go to the disk directly (O_DIRECT) where the
-/// file system allows it: the page cache would otherwise take as much fresh memory as the file
-/// is large, which on a VM can cost more than making the bytes.
-///
-/// A durable writer (the default) makes finish() flush the file to disk, so that a rename after
-/// it is a commit point that survives a power loss; its disk writes start as the bytes arrive
-/// (writeback), so that the flush does not cost a second pass over the whole file.
-class safetensors_writer {
+/// One file being written at chosen offsets: through the page cache, or straight to the disk
+/// (O_DIRECT) for the 4 KiB-aligned stretches of large writes whose memory is aligned like their
+/// place in the file, where the file system allows it (the page cache would otherwise take as
+/// much fresh memory as the file is large). A durable file's disk writes start as its bytes
+/// arrive (writeback), and commit() flushes it. Until commit() the file is deleted on
+/// destruction, so no half-written file is left behind.
+class file_writes {
  public:
   /// Writes of at least this many bytes go to the disk directly where they can.
   static constexpr std::size_t direct_io_min = std::size_t{1} << 20;
 
-  /// Creates `path` (replacing a file there) and writes the header.
-  /// @param[in] path      file to create
-  /// @param[in] tensors   the tensors, in the order of the data section
-  /// @param[in] metadata  "__metadata__" entries; none are written when empty
-  /// @param[in] durable   flush to disk in finish(); false leaves that to the kernel, like cp
-  safetensors_writer(std::filesystem::path path, std::vector<tensor_spec> tensors,
-                     const std::map<std::string, std::string>& metadata = {}, bool durable = true)
-      : path_(std::move(path)), tensors_(std::move(tensors)), written_(tensors_.size(), 0), durable_(durable) {
-    auto [header, data_size] = detail::header_text(path_, tensors_, metadata);
-    data_size_ = data_size;
+  /// Creates `path` (replacing a file there). @param[in] durable  commit() flushes to disk
+  file_writes(std::filesystem::path path, bool durable)
+      : path_(std::move(path)), durable_(durable), writeback_(durable) {
     fd_ = file_descriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
     if (fd_.get() < 0) failed(path_, "cannot create");
-    try {
-      write_exactly(path_, fd_.get(), length_prefix(header.size()).data(), 8, 0);
-      write_exactly(path_, fd_.get(), header.data(), header.size(), 8);
-      std::uint64_t offset = 8 + header.size();
-      for (const tensor_spec& tensor : tensors_) {
-        offsets_.push_back(offset);
-        offset += tensor.byte_size;
-      }
-      writeback_ = writeback(durable_);
 #ifdef O_DIRECT
-      direct_fd_ = file_descriptor(::open(path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));  // -1: buffered only
+    direct_fd_ = file_descriptor(::open(path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));  // -1: buffered only
 #endif
-    } catch (...) {
-      discard();  // the destructor does not run for a constructor that throws
-      throw;
-    }
   }
-
-  safetensors_writer(const safetensors_writer&) = delete;
-  safetensors_writer& operator=(const safetensors_writer&) = delete;
-  ~safetensors_writer() {
-    if (!finished_) discard();
+  file_writes(const file_writes&) = delete;
+  file_writes& operator=(const file_writes&) = delete;
+  ~file_writes() {
+    if (!committed_) discard();
   }
 
   const std::filesystem::path& path() const noexcept { return path_; }
-  /// Tensor bytes still expected before finish().
-  std::uint64_t remaining() const noexcept { return data_size_ - total_written_; }
+  int descriptor() const noexcept { return fd_.get(); }
 
-  /// The next tensor bytes, in file order: those of the first tensor not yet complete, running
-  /// on into the next ones; a call may cover part of a tensor or run across several.
-  /// @param[in] data  `size` readable bytes
-  /// @param[in] size  byte count; must not exceed remaining()
-  void append(const void* data, std::size_t size) {
-    expect(size);
-    const auto* bytes = static_cast<const char*>(data);
-    for (std::size_t done = 0; done < size;) {
-      const std::size_t tensor = first_incomplete();
-      const std::size_t part = std::min<std::uint64_t>(size - done, tensors_[tensor].byte_size - written_[tensor]);
-      write_to(tensor, bytes + done, part);
-      done += part;
-    }
-  }
-
-  /// The next bytes of tensor `tensor` (its position in the constructor's list), whatever the
-  /// other tensors have received.
-  /// @param[in] tensor  position of the tensor
-  /// @param[in] data    `size` readable bytes
-  /// @param[in] size    byte count; must not exceed what the tensor still expects
-  void append_to(std::size_t tensor, const void* data, std::size_t size) {
-    if (tensor >= tensors_.size())
-      throw clp::invalid_argument(about(path_), "has no tensor at position " + std::to_string(tensor) + " of " +
-                                                    std::to_string(tensors_.size()));
-    if (size > tensors_[tensor].byte_size - written_[tensor])
-      throw clp::invalid_argument(about(path_, tensors_[tensor].name),
-                                  std::to_string(size) + " more bytes do not fit: " +
-                                      std::to_string(tensors_[tensor].byte_size - written_[tensor]) + " remain");
-    write_to(tensor, data, size);
-  }
-
-  /// Checks that every tensor received exactly its byte size, then flushes and closes the file.
-  void finish() {
-    if (total_written_ != data_size_) {
-      const std::size_t tensor = first_incomplete();
-      throw clp::invalid_argument(about(path_, tensors_[tensor].name),
-                                  "is incomplete: " + std::to_string(data_size_ - total_written_) + " of " +
-                                      std::to_string(data_size_) + " data bytes never arrived");
-    }
-    if (durable_ && ::fsync(fd_.get()) != 0) failed(path_, "flushing");
-    direct_fd_.close();
-    if (fd_.close() != 0) failed(path_, "closing");
-    finished_ = true;
-  }
-
- private:
-  friend void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
-
-  std::size_t first_incomplete() const {
-    std::size_t tensor = 0;
-    while (tensor + 1 < tensors_.size() && written_[tensor] == tensors_[tensor].byte_size) ++tensor;
-    return tensor;
-  }
-
-  /// Writes the next `size` bytes of `tensor`, which fit.
-  void write_to(std::size_t tensor, const void* data, std::size_t size) {
-    std::uint64_t at = offsets_[tensor] + written_[tensor];
-    const auto* bytes = static_cast<const char*>(data);
+  /// Writes `size` bytes at file offset `at`.
+  void write(std::uint64_t at, const char* bytes, std::size_t size) {
     constexpr std::size_t align = direct_io_alignment;
     if (direct_fd_.get() >= 0 && size >= direct_io_min &&
         (reinterpret_cast<std::uintptr_t>(bytes) - at) % align == 0) {
@@ -257,9 +166,20 @@ class safetensors_writer {
     } else {
       write_buffered(at, bytes, size);
     }
-    arrived(tensor, size);
   }
 
+  /// Bytes [at, at + size) were written through descriptor() by the caller (copy_file_range).
+  void written_elsewhere(std::uint64_t at, std::size_t size) { writeback_.arrived(fd_.get(), at, size); }
+
+  /// Flushes (when durable) and closes the file; it is kept from now on.
+  void commit() {
+    if (durable_ && ::fsync(fd_.get()) != 0) failed(path_, "flushing");
+    direct_fd_.close();
+    if (fd_.close() != 0) failed(path_, "closing");
+    committed_ = true;
+  }
+
+ private:
   void write_buffered(std::uint64_t at, const char* bytes, std::size_t size) {
     for (std::size_t done = 0; done < size;) {
       const std::size_t part = std::min(size - done, writeback::chunk);
@@ -289,33 +209,134 @@ class safetensors_writer {
     return true;
   }
 
-  void arrived(std::size_t tensor, std::size_t size) {
-    written_[tensor] += size;
-    total_written_ += size;
-  }
-
   void discard() noexcept {
     direct_fd_.close();
     fd_.close();
     ::unlink(path_.c_str());
   }
 
-  void expect(std::size_t size) const {
-    if (size > remaining())
-      throw clp::invalid_argument(about(path_), std::to_string(size) + " more bytes do not fit: " +
-                                                    std::to_string(remaining()) + " of the data section remain");
+  std::filesystem::path path_;
+  bool durable_;
+  file_descriptor fd_, direct_fd_;
+  writeback writeback_;
+  bool committed_ = false;
+};
+
+class safetensors_writer;
+inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
+
+/// Writes a safetensors file: the constructor writes the header for all tensors, then append(),
+/// append_to() and copy_range() supply the tensor bytes, and finish() checks that every byte
+/// arrived. A writer destroyed before finish() succeeded deletes its file, so no half-written
+/// checkpoint is left behind.
+///
+/// Each tensor's bytes arrive in order; tensors may be filled one after the other (append,
+/// copy_range: the next bytes of the first tensor not yet complete, running on into the next)
+/// or interleaved (append_to: the next bytes of a tensor named by its position). The data
+/// section starts on a 4 KiB boundary, so large writes can go to the disk directly (file_writes).
+///
+/// A durable writer (the default) makes finish() flush the file to disk, so that a rename after
+/// it is a commit point that survives a power loss; its disk writes start as the bytes arrive,
+/// so that the flush does not cost a second pass over the whole file.
+class safetensors_writer {
+ public:
+  /// Creates `path` (replacing a file there) and writes the header.
+  /// @param[in] path      file to create
+  /// @param[in] tensors   the tensors, in the order of the data section
+  /// @param[in] metadata  "__metadata__" entries; none are written when empty
+  /// @param[in] durable   flush to disk in finish(); false leaves that to the kernel, like cp
+  safetensors_writer(std::filesystem::path path, std::vector<tensor_spec> tensors,
+                     const std::map<std::string, std::string>& metadata = {}, bool durable = true)
+      : tensors_(std::move(tensors)), written_(tensors_.size(), 0), file_(std::move(path), durable) {
+    auto [header, data_size] = detail::header_text(file_.path(), tensors_, metadata);
+    data_size_ = data_size;
+    file_.write(0, length_prefix(header.size()).data(), 8);
+    file_.write(8, header.data(), header.size());
+    std::uint64_t offset = 8 + header.size();
+    for (const tensor_spec& tensor : tensors_) {
+      offsets_.push_back(offset);
+      offset += tensor.byte_size;
+    }
   }
 
-  std::filesystem::path path_;
+  const std::filesystem::path& path() const noexcept { return file_.path(); }
+  /// Tensor bytes still expected before finish().
+  std::uint64_t remaining() const noexcept { return data_size_ - total_written_; }
+
+  /// The next tensor bytes, in file order: those of the first tensor not yet complete, running
+  /// on into the next ones; a call may cover part of a tensor or run across several.
+  /// @param[in] data  `size` readable bytes
+  /// @param[in] size  byte count; must not exceed remaining()
+  void append(const void* data, std::size_t size) {
+    expect(size);
+    const auto* bytes = static_cast<const char*>(data);
+    for (std::size_t done = 0; done < size;) {
+      const std::size_t tensor = first_incomplete();
+      const std::size_t part = std::min<std::uint64_t>(size - done, tensors_[tensor].byte_size - written_[tensor]);
+      write_to(tensor, bytes + done, part);
+      done += part;
+    }
+  }
+
+  /// The next bytes of tensor `tensor` (its position in the constructor's list), whatever the
+  /// other tensors have received.
+  /// @param[in] tensor  position of the tensor
+  /// @param[in] data    `size` readable bytes
+  /// @param[in] size    byte count; must not exceed what the tensor still expects
+  void append_to(std::size_t tensor, const void* data, std::size_t size) {
+    if (tensor >= tensors_.size())
+      throw clp::invalid_argument(about(path()), "has no tensor at position " + std::to_string(tensor) + " of " +
+                                                     std::to_string(tensors_.size()));
+    if (size > tensors_[tensor].byte_size - written_[tensor])
+      throw clp::invalid_argument(about(path(), tensors_[tensor].name),
+                                  std::to_string(size) + " more bytes do not fit: " +
+                                      std::to_string(tensors_[tensor].byte_size - written_[tensor]) + " remain");
+    write_to(tensor, data, size);
+  }
+
+  /// Checks that every tensor received exactly its byte size, then flushes and closes the file.
+  void finish() {
+    if (total_written_ != data_size_) {
+      const std::size_t tensor = first_incomplete();
+      throw clp::invalid_argument(about(path(), tensors_[tensor].name),
+                                  "is incomplete: " + std::to_string(data_size_ - total_written_) + " of " +
+                                      std::to_string(data_size_) + " data bytes never arrived");
+    }
+    file_.commit();
+  }
+
+ private:
+  friend void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out);
+
+  std::size_t first_incomplete() const {
+    std::size_t tensor = 0;
+    while (tensor + 1 < tensors_.size() && written_[tensor] == tensors_[tensor].byte_size) ++tensor;
+    return tensor;
+  }
+
+  /// Writes the next `size` bytes of `tensor`, which fit.
+  void write_to(std::size_t tensor, const void* data, std::size_t size) {
+    file_.write(offsets_[tensor] + written_[tensor], static_cast<const char*>(data), size);
+    arrived(tensor, size);
+  }
+
+  void arrived(std::size_t tensor, std::size_t size) {
+    written_[tensor] += size;
+    total_written_ += size;
+  }
+
+  void expect(std::size_t size) const {
+    if (size > remaining())
+      throw clp::invalid_argument(about(path()), std::to_string(size) + " more bytes do not fit: " +
+                                                     std::to_string(remaining()) + " of the data section remain");
+  }
+
   std::vector<tensor_spec> tensors_;
   std::vector<std::uint64_t> offsets_;  // file offset of each tensor's first byte
   std::vector<std::uint64_t> written_;  // bytes each tensor has received
-  file_descriptor fd_, direct_fd_;
   std::uint64_t data_size_ = 0;
   std::uint64_t total_written_ = 0;
-  bool durable_ = true;
-  writeback writeback_;
-  bool finished_ = false;
+  file_writes file_;
 };
 
 /// Streams `size` bytes starting at `offset` of `in_fd` into `out`, as the next tensor bytes in
@@ -331,7 +352,7 @@ class safetensors_writer {
 inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out) {
   out.expect(size);
   const auto source_ended = [&] {
-    throw clp::io_error(about(out.path_), "source ended before " + std::to_string(size) + " bytes from offset " +
+    throw clp::io_error(about(out.path()), "source ended before " + std::to_string(size) + " bytes from offset " +
                                               std::to_string(offset) + " were copied");
   };
   // The next part: what fits in the first incomplete tensor, and where it goes.
@@ -347,24 +368,24 @@ inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_wr
     const auto [tensor, part] = next_part(left);
     auto at = static_cast<off_t>(out.offsets_[tensor] + out.written_[tensor]);
     const off_t start = at;
-    const ssize_t copied = ::copy_file_range(in_fd, &position, out.fd_.get(), &at, part, 0);
+    const ssize_t copied = ::copy_file_range(in_fd, &position, out.file_.descriptor(), &at, part, 0);
     if (copied > 0) {
       left -= static_cast<std::size_t>(copied);
-      out.writeback_.arrived(out.fd_.get(), static_cast<std::uint64_t>(start), static_cast<std::size_t>(copied));
+      out.file_.written_elsewhere(static_cast<std::uint64_t>(start), static_cast<std::size_t>(copied));
       out.arrived(tensor, static_cast<std::size_t>(copied));
       continue;
     }
     if (copied == 0) source_ended();
     if (errno == EINTR) continue;
     if (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP) break;
-    failed(out.path_, "copying tensor data");
+    failed(out.path(), "copying tensor data");
   }
   if (left == 0) return;
   std::vector<char> buffer(std::min<std::size_t>(left, std::size_t{8} << 20));
   while (left > 0) {
     const ssize_t got = ::pread(in_fd, buffer.data(), std::min(left, buffer.size()), position);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) failed(out.path_, "reading tensor data to copy");
+    if (got < 0) failed(out.path(), "reading tensor data to copy");
     if (got == 0) source_ended();
     out.append(buffer.data(), static_cast<std::size_t>(got));
     position += got;

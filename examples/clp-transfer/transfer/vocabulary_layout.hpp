@@ -1,5 +1,5 @@
 // Every tensor of the source that holds one row or one value per token follows the new
-// vocabulary (issue 14): the program's side of the decisions in vocabulary_tensors.hpp and
+// vocabulary: the program's side of the decisions in vocabulary_tensors.hpp and
 // language_model_config.hpp, used by each phase of `clp-transfer transfer`:
 // - read (read_models.hpp): plan_source_tensors decides each tensor's role from the headers and,
 //   for tied copies, the mapped bytes; read_transferred maps the tensors to transfer as

@@ -57,9 +57,8 @@ inline void load_row(const matrix_view<const void>& v, Index r, float* dst) {
 /// out[c] += w * float(v(r, c)) for every column c, each line of row r converted as it is
 /// added (no copy of the row). Where next >= 0, the same line of row `next` is asked for as each
 /// line of row r is read: a caller that reads scattered rows in an order it knows (a block's
-/// neighbours) keeps the memory busy with the next row while it adds this one. Asking for the
-/// whole next row at once instead ran at about half the speed (6 against 11 GB/s a thread,
-/// 8 KB BF16 rows; docs/performance.md).
+/// neighbours) keeps the memory busy with the next row while it adds this one, a line at a
+/// time: asking for the whole next row at once floods the prefetch queue.
 inline void add_scaled_row(const matrix_view<const void>& v, Index r, float w, float* out, Index next = -1) {
   visit_element_type(v.type(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

@@ -27,9 +27,9 @@ namespace clp::detail {
 inline constexpr Index panel_rows = 512;
 /// Block heights are multiples of this.
 inline constexpr Index block_quantum = 48;
-/// The tallest block when the overlap panels are shared (resident): measured on the three
-/// benchmark shapes, 336-480 rows were fastest, 96 and fewer lose to the products' packing,
-/// and 1200 or more to page faults and cache misses on the block's cosines.
+/// The tallest block when the overlap panels are shared (resident): short blocks lose to the
+/// products' packing, tall ones to page faults and cache misses on the block's cosines
+/// (examples/benchmarks/bench_synthesis measures the trade-off).
 inline constexpr Index max_shared_block = 480;
 
 using row_major_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

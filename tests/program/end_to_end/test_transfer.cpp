@@ -36,6 +36,30 @@ void check_clp_transfer(const workspace& ws, const weighting_choice& choice, boo
   check_embeddings(ws.pair, ws.output, oracle);
 }
 
+/// Runs the transfer without --weighting and checks it against the oracle of the default, the
+/// map with top-k row norms (k 10) at the lambda GCV chose (the core tests check that choice).
+void check_default_transfer(const workspace& ws, const fs::path& output, const std::vector<std::string>& extra = {}) {
+  const fs::path report = ws.dir / (output.parent_path().filename().string() + "-default-report.json");
+  std::vector<std::string> args{"--quiet", "--force", "--report", report.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const program_result result = run_program(ws.transfer(args, output));
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  const auto json = nlohmann::json::parse(read_file(report));
+  CHECK(json["weighting"]["name"] == "least-squares");
+  CHECK(json["weighting"]["row_norms"] == "top-k");
+  weighting_choice choice{"least-squares", 10};
+  choice.lambda = json["least_squares"]["maps"][0]["relative_lambda"].get<double>();
+  check_output_files(ws.pair, output);
+  check_embeddings(ws.pair, output, clp_oracle(ws.pair, choice));
+}
+
+void check_default_transfer(const workspace& ws) {
+  check_default_transfer(ws, ws.output);
+  check_other_tensors(ws.pair, ws.output);
+  check_config(ws.pair, ws.output);
+}
+
 }  // namespace
 
 TEST_CASE("GPT-2 pair (tied F32): every weighting matches the double-precision oracle") {
@@ -45,7 +69,7 @@ TEST_CASE("GPT-2 pair (tied F32): every weighting matches the double-precision o
   SUBCASE("top-k, k = 5") { check_clp_transfer(ws, {"top-k", 5}); }
   SUBCASE("softmax, k = 8, temperature 0.05") { check_clp_transfer(ws, {"softmax", 8, 0.05}); }
   SUBCASE("sparsemax") { check_clp_transfer(ws, {"sparsemax"}); }
-  SUBCASE("no --weighting: top-k, k = 10 (the measured default)") { check_clp_transfer(ws, {"top-k", 10}, false); }
+  SUBCASE("no --weighting: least-squares with top-k row norms, k = 10") { check_default_transfer(ws); }
 }
 
 TEST_CASE("Llama pair (BF16, untied head, three shards): embedding and head match the oracle") {
@@ -80,18 +104,11 @@ TEST_CASE("an output of many 2 MiB pages, moved ahead as its rows are written, m
   // started (transfer/weights_output.hpp) again and again. Rows made in moved pages must be
   // the oracle's rows, not the bytes of the earlier rows those pages held.
   const workspace ws = gpt2_workspace(false, 8192);
-  const weighting_choice choice{"top-k", 10};
-  const oracle_rows oracle = clp_oracle(ws.pair, choice);
   for (const char* threads : {"1", "2"}) {
     INFO("threads ", threads);
     const fs::path output = ws.dir / (std::string("threads-") + threads) / "model";
     fs::create_directories(output.parent_path());
-    const program_result result =
-        run_program(ws.transfer({"--quiet", "--threads", threads, "--tile-mb", "1"}, output));
-    INFO("stderr: ", result.err);
-    REQUIRE(result.exit_status == 0);
-    check_output_files(ws.pair, output);
-    check_embeddings(ws.pair, output, oracle);
+    check_default_transfer(ws, output, {"--threads", threads, "--tile-mb", "1"});
   }
 }
 
