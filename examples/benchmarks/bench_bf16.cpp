@@ -799,7 +799,7 @@ void print_comparison(const char* name, const comparison& c, Index k, const std:
 /// Rows `ids` of the helper as float32, normalised as synthesize.hpp normalises them (norm in
 /// double, scaled by the float inverse); with `exact`, also normalised in double from the same
 /// values.
-void read_normalised_rows(const clp::program::embedding_matrix& helper, const std::vector<Index>& ids, int threads,
+void read_normalised_rows(const clp_transfer::embedding_matrix& helper, const std::vector<Index>& ids, int threads,
                           row_major_matrix& normalised, row_major_double* exact) {
   const Index d = helper.cols();
   normalised.resize(Index(ids.size()), d);
@@ -930,15 +930,15 @@ void print_agreement(const settings& s, const agreement_worker& all, const std::
 }
 
 int run_agreement(const settings& s) {
-  namespace program = clp::program;
+  namespace program = clp_transfer;
   const int threads = s.threads;
   const auto start = clock_type::now();
 
   // The overlap as clp-transfer transfer makes it: special tokens by role, then --match.
   const program::hf_checkpoint source_model = program::hf_checkpoint::read(s.source);
   const program::hf_checkpoint helper_model = program::hf_checkpoint::read(s.helper);
-  const std::string source_name = clp::io::find_input_embedding(s.source, source_model.weights.tensor_names());
-  const std::string helper_name = clp::io::find_input_embedding(s.helper, helper_model.weights.tensor_names());
+  const std::string source_name = clp_transfer::io::find_input_embedding(s.source, source_model.weights.tensor_names());
+  const std::string helper_name = clp_transfer::io::find_input_embedding(s.helper, helper_model.weights.tensor_names());
   const Index source_rows = Index(source_model.weights.locate(source_name).tensor.shape.at(0));
   const program::embedding_matrix helper = program::embedding_matrix::read(helper_model.weights, helper_name);
   const program::token_matching matching =

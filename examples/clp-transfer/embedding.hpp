@@ -29,9 +29,10 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #include <unistd.h>
+#include "library_names.hpp"
 #endif
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Uninitialised memory for an output matrix, 2 MiB-aligned from 2 MiB on and offered to Linux
 /// as transparent huge pages: a few hundred page faults instead of one per 4 KiB. From 2 MiB
@@ -287,4 +288,4 @@ inline void require_finite(const embedding_matrix& m, int threads = 0) {
   require_finite(m, all, threads);
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

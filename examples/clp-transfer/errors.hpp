@@ -11,8 +11,9 @@
 #include <map>
 #include <string>
 #include <utility>
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Throws a clp::error of `kind` (the class of that kind) with `facts` and `problem`.
 [[noreturn]] inline void throw_error(clp::error_kind kind, clp::error_facts facts, std::string problem) {
@@ -87,4 +88,4 @@ class error_origins {
   std::string otherwise_;
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -8,8 +8,9 @@
 #include <string>
 
 #include "errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 struct execution_arguments {
   int threads = 0;  ///< 0: all cores
@@ -27,4 +28,4 @@ struct execution_arguments {
   clp::execution_options options() const { return {threads, static_cast<std::size_t>(tile_mb * double(1 << 20))}; }
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

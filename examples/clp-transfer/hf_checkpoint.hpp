@@ -19,8 +19,9 @@
 #include "io/json_file.hpp"
 #include "io/model_weights.hpp"
 #include "tokenizer.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// The small JSON files of a model folder that name tokens and settings, as read (key order
 /// kept); nullopt where the folder has no such file. Any JSON document is kept: a file that is
@@ -85,4 +86,4 @@ struct hf_checkpoint {
   }
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -21,8 +21,9 @@
 
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Where the language model's settings nest, tried in this order; the first that is a JSON
 /// object is the language-model config, else the top level is:
@@ -298,4 +299,4 @@ inline transferred_config transfer_config(const nlohmann::ordered_json& source, 
   return out;
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

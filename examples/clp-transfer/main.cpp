@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "clp-transfer " + std::to_string(clp::version_major) + "." +
                                         std::to_string(clp::version_minor) + "." + std::to_string(clp::version_patch));
-  namespace program = clp::program;
+  namespace program = clp_transfer;
   const std::vector<program::command> commands = {program::transfer_command(app), program::overlap_command(app),
                                                   program::similarity_command(app), program::evaluate_command(app)};
   try {

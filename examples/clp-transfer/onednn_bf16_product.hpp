@@ -18,8 +18,9 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Why oneDNN cannot run a fast bf16 matmul here; empty when it can. oneDNN 2.x has bf16
 /// kernels for AVX-512 without bf16 instructions too, but they emulate the products and lose
@@ -132,4 +133,4 @@ class onednn_bf16_product final : public clp::similarity_product {
   }
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

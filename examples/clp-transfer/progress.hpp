@@ -7,8 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 class progress_reporter {
  public:
@@ -54,4 +55,4 @@ class progress_reporter {
   clock::time_point start_, last_draw_;
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

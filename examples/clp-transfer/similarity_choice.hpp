@@ -15,9 +15,10 @@
 
 #ifdef CLP_HAVE_ONEDNN
 #include "onednn_bf16_product.hpp"
+#include "library_names.hpp"
 #endif
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// --similarity-product: auto (bf16 where it runs, else float32), float32, or bf16 (refused
 /// where it cannot run).
@@ -57,4 +58,4 @@ inline std::shared_ptr<const clp::similarity_product> make_similarity_product(si
 #endif
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -21,8 +21,9 @@
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
 #include "io/vocabulary.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// The roles a special token can play.
 enum class token_role { bos, eos, pad, unk };
@@ -311,4 +312,4 @@ inline std::optional<nlohmann::ordered_json> output_generation_config(const mode
                                   helper.config ? *helper.config : nlohmann::ordered_json::object());
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -27,8 +27,9 @@
 #include "special_tokens.hpp"
 #include "tokenizer.hpp"
 #include "tokenizer_spelling.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// --match: how the tokens of the two vocabularies are matched.
 struct match_arguments {
@@ -273,4 +274,4 @@ inline void print_matching_summary(const token_matching& matching) {
     std::fprintf(stderr, "  special token      %s\n", role_description(role).c_str());
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -16,8 +16,9 @@
 #include "io/tokenizer_json.hpp"
 #include "io/vocabulary.hpp"
 #include "tokenizer_spelling.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// A tokenizer as matching needs it.
 struct tokenizer_reading {
@@ -129,4 +130,4 @@ inline tokenizer_reading read_tokenizer(const std::filesystem::path& path) {
   return detail::read_vocab_file(path, config ? &*config : nullptr);
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

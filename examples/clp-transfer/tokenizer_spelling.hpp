@@ -19,8 +19,9 @@
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
 #include "io/tokenizer_json.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// A tokenizer's spelling as its files declare it.
 struct tokenizer_spelling {
@@ -343,4 +344,4 @@ inline tokenizer_spelling read_tokenizer_spelling(const std::filesystem::path& p
   return spelling_of_vocab_file(path, config ? &*config : nullptr);
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -40,8 +40,9 @@
 #include <clp/error.hpp>
 
 #include "io/errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// One tensor of a checkpoint as its header describes it.
 struct tensor_description {
@@ -356,4 +357,4 @@ inline std::string warning_text(const vocabulary_tensor& tensor) {
          tensor.name + " transfers it)";
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

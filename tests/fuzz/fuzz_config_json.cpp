@@ -14,8 +14,8 @@ namespace {
 const fs::path& model() {
   static const fs::path folder = [] {
     const fs::path f = fresh_folder("config");
-    clp::io::safetensors_writer writer(
-        f / "model.safetensors", {{"transformer.wte.weight", clp::io::dtype::f32, {2, 2}, 16}}, {}, /*durable=*/false);
+    clp_transfer::io::safetensors_writer writer(
+        f / "model.safetensors", {{"transformer.wte.weight", clp_transfer::io::dtype::f32, {2, 2}, 16}}, {}, /*durable=*/false);
     const float values[4] = {1, 2, 3, 4};
     writer.append(values, sizeof values);
     writer.finish();
@@ -28,7 +28,7 @@ const fs::path& model() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace program = clp::program;
+  namespace program = clp_transfer;
   const fs::path& folder = model();
   const fs::path config_file = folder / "config.json";
   write_bytes(config_file, data, size);

@@ -22,10 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect_clean(
       folder,
       [&] {
-        const clp::io::model_weights model(folder);
-        const std::string name = clp::io::find_input_embedding(folder, model.tensor_names());
-        const auto matrix = clp::program::embedding_matrix::read(model, name);
-        clp::program::require_finite(matrix);
+        const clp_transfer::io::model_weights model(folder);
+        const std::string name = clp_transfer::io::find_input_embedding(folder, model.tensor_names());
+        const auto matrix = clp_transfer::embedding_matrix::read(model, name);
+        clp_transfer::require_finite(matrix);
         const auto& tensor = model.locate(name).tensor;
         if (matrix.rows() != tensor.shape.at(0) || matrix.cols() != tensor.shape.at(1)) finding("wrong matrix size");
         matrix.visit([&](auto view) {

@@ -9,9 +9,9 @@ using namespace clp_fuzz;
 namespace {
 
 void write_shard(const fs::path& file, const std::vector<std::string>& names) {
-  std::vector<clp::io::tensor_spec> specs;
-  for (const std::string& name : names) specs.push_back({name, clp::io::dtype::f32, {4, 2}, 32});
-  clp::io::safetensors_writer writer(file, specs, {{"format", "pt"}}, /*durable=*/false);
+  std::vector<clp_transfer::io::tensor_spec> specs;
+  for (const std::string& name : names) specs.push_back({name, clp_transfer::io::dtype::f32, {4, 2}, 32});
+  clp_transfer::io::safetensors_writer writer(file, specs, {{"format", "pt"}}, /*durable=*/false);
   const std::vector<float> values(8 * names.size(), 0.5f);
   writer.append(values.data(), values.size() * sizeof(float));
   writer.finish();
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path& folder = model();
   write_bytes(folder / "model.safetensors.index.json", data, size);
   expect_clean(folder, [&] {
-    const clp::io::model_weights opened(folder);
+    const clp_transfer::io::model_weights opened(folder);
     if (opened.index_path().empty()) finding("the index was not used");
     for (const std::string& name : opened.tensor_names())
       if (opened.locate(name).tensor.name != name) finding("located the wrong tensor", name);

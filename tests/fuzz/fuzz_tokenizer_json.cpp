@@ -8,6 +8,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "tokenizer.json";
   write_bytes(path, data, size);
-  expect_clean(folder, [&] { check_vocabulary(clp::io::read_tokenizer_json(path)); });
+  expect_clean(folder, [&] { check_vocabulary(clp_transfer::io::read_tokenizer_json(path)); });
   return 0;
 }

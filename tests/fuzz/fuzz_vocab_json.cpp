@@ -8,6 +8,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "vocab.json";
   write_bytes(path, data, size);
-  expect_clean(folder, [&] { check_vocabulary(clp::io::read_vocab_json(path)); });
+  expect_clean(folder, [&] { check_vocabulary(clp_transfer::io::read_vocab_json(path)); });
   return 0;
 }

@@ -11,7 +11,7 @@
 
 namespace clp_fuzz {
 
-inline void check_vocabulary(const clp::io::token_vocabulary& vocabulary) {
+inline void check_vocabulary(const clp_transfer::io::token_vocabulary& vocabulary) {
   if (vocabulary.ids.empty()) finding("an empty vocabulary was accepted");
   std::int64_t highest = -1;
   std::unordered_set<std::int64_t> seen;

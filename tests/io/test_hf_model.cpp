@@ -17,7 +17,7 @@
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
-namespace io = clp::io;
+namespace io = clp_transfer::io;
 using namespace clp_test;
 
 namespace {
@@ -29,7 +29,7 @@ namespace {
 void write_u8_tensors(const std::filesystem::path& file, const std::vector<std::string>& names, std::size_t size = 4) {
   std::vector<io::tensor_spec> specs;
   for (const std::string& name : names)
-    specs.push_back({name, clp::io::dtype::u8, {static_cast<std::int64_t>(size)}, size});
+    specs.push_back({name, clp_transfer::io::dtype::u8, {static_cast<std::int64_t>(size)}, size});
   io::safetensors_writer writer(file, specs);
   const std::vector<char> bytes(size * names.size(), 'x');
   writer.append(bytes.data(), bytes.size());

@@ -20,11 +20,11 @@
 #include "support/safetensors_bytes.hpp"
 #include "support/temp_dir.hpp"
 
-using clp::io::copy_range;
-using clp::io::dtype;
-using clp::io::safetensors_file;
-using clp::io::safetensors_writer;
-using clp::io::tensor_spec;
+using clp_transfer::io::copy_range;
+using clp_transfer::io::dtype;
+using clp_transfer::io::safetensors_file;
+using clp_transfer::io::safetensors_writer;
+using clp_transfer::io::tensor_spec;
 using namespace clp_test;
 
 namespace {
@@ -60,7 +60,7 @@ sample_tensor sample(const std::string& name, const std::string& dtype, std::vec
                      std::size_t element_size, unsigned seed) {
   std::size_t count = 1;
   for (std::int64_t d : shape) count *= static_cast<std::size_t>(d);
-  return {{name, *clp::io::parse_dtype(dtype), shape, count * element_size}, pattern(count * element_size, seed)};
+  return {{name, *clp_transfer::io::parse_dtype(dtype), shape, count * element_size}, pattern(count * element_size, seed)};
 }
 
 }  // namespace
@@ -78,14 +78,14 @@ TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
   const safetensors_file file(dir / "model.safetensors");
   REQUIRE(file.tensors().size() == tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const clp::io::tensor_entry& read = file.tensors()[i];
+    const clp_transfer::io::tensor_entry& read = file.tensors()[i];
     const tensor_spec& wrote = tensors[i].spec;
     INFO("tensor ", wrote.name);
     CHECK(read.name == wrote.name);
     CHECK(read.dtype == wrote.dtype);
     CHECK(read.shape == wrote.shape);
     CHECK(read.byte_size == wrote.byte_size);
-    CHECK(read.element_size == clp::io::dtype_size(wrote.dtype));
+    CHECK(read.element_size == clp_transfer::io::dtype_size(wrote.dtype));
     CHECK(file.read(read) == tensors[i].bytes);
   }
   CHECK(file.at("scalar").element_count() == 1);
@@ -190,13 +190,13 @@ TEST_CASE("map() gives the same bytes as read(), at any offset, and outlives a m
   CHECK(file.at("big").offset % 4 != 0);
   for (const sample_tensor* t : {&odd, &big, &tail}) {
     INFO("tensor ", t->spec.name);
-    const clp::io::mapped_bytes mapped = file.map(file.at(t->spec.name));
+    const clp_transfer::io::mapped_bytes mapped = file.map(file.at(t->spec.name));
     const auto* first = static_cast<const std::byte*>(mapped.data());
     CHECK(std::vector<std::byte>(first, first + t->bytes.size()) == t->bytes);
   }
-  clp::io::mapped_bytes moved;
+  clp_transfer::io::mapped_bytes moved;
   {
-    clp::io::mapped_bytes mapped = file.map(file.at("big"));
+    clp_transfer::io::mapped_bytes mapped = file.map(file.at("big"));
     moved = std::move(mapped);
   }
   const auto* first = static_cast<const std::byte*>(moved.data());
@@ -440,15 +440,15 @@ TEST_CASE("dtypes: every safetensors name this layer knows, its size, and names 
       {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}};
   for (const auto& [name, size] : format) {
     INFO("dtype ", name);
-    const auto type = clp::io::parse_dtype(name);
+    const auto type = clp_transfer::io::parse_dtype(name);
     REQUIRE(type.has_value());
-    CHECK(clp::io::dtype_name(*type) == name);
-    CHECK(clp::io::dtype_size(*type) == size);
+    CHECK(clp_transfer::io::dtype_name(*type) == name);
+    CHECK(clp_transfer::io::dtype_size(*type) == size);
   }
-  CHECK(clp::io::parse_dtype("bf16") == std::nullopt);  // names are case-sensitive, as in the format
-  CHECK(clp::io::parse_dtype("F4") == std::nullopt);    // sub-byte types are not read
-  CHECK(clp::io::parse_dtype("") == std::nullopt);
-  CHECK(clp::io::dtype_size(static_cast<dtype>(99)) == 0);
+  CHECK(clp_transfer::io::parse_dtype("bf16") == std::nullopt);  // names are case-sensitive, as in the format
+  CHECK(clp_transfer::io::parse_dtype("F4") == std::nullopt);    // sub-byte types are not read
+  CHECK(clp_transfer::io::parse_dtype("") == std::nullopt);
+  CHECK(clp_transfer::io::dtype_size(static_cast<dtype>(99)) == 0);
 }
 
 TEST_CASE("a failed open is a clp::io_error, caught with the library's errors") {

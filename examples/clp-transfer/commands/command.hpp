@@ -11,8 +11,9 @@
 #include <string>
 
 #include "execution_arguments.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// A subcommand: its CLI11 app, and what to do when the command line names it. `run` throws a
 /// clp::error for anything it refuses.
@@ -44,4 +45,4 @@ inline CLI::Option* add_match_option(CLI::App& command, std::string& value) {
       ->capture_default_str();
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

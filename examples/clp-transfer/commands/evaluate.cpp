@@ -23,8 +23,9 @@
 #include "errors.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace {
 
@@ -48,7 +49,7 @@ struct candidate {
 std::vector<candidate> candidates() {
   std::vector<candidate> list;
   const auto add = [&](const std::string& name, std::optional<Index> k) {
-    list.push_back({k && name != "omp" ? name + " k=" + std::to_string(*k) : name, name, k, make_weighting(name, k)});
+    list.push_back({k && name != "omp" ? name + " k=" + std::to_string(*k) : name, name, k, clp::make_weighting(name, k)});
   };
   for (const char* name : {"paper", "paper-guarded", "clamped", "sparsemax", "omp", "least-squares"})
     add(name, std::nullopt);
@@ -246,4 +247,4 @@ command evaluate_command(CLI::App& app) {
   return {command, [options] { run_evaluate(*options); }};
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

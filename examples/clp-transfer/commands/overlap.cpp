@@ -14,8 +14,9 @@
 #include "commands/command.hpp"
 #include "token_matching.hpp"
 #include "tokenizer.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace {
 
@@ -91,4 +92,4 @@ command overlap_command(CLI::App& app) {
   return {command, [options] { run_overlap(*options); }};
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

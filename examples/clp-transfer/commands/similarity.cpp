@@ -20,8 +20,9 @@
 #include "hf_checkpoint.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace {
 
@@ -74,7 +75,7 @@ embedding_matrix token_embedding(const hf_checkpoint& model, Index tokens, int t
   return e;
 }
 
-void print(const similarity_arguments& args, const knn_overlap_result& result, Index rows, Index a_width,
+void print(const similarity_arguments& args, const clp::knn_overlap_result& result, Index rows, Index a_width,
            Index b_width) {
   if (args.json) {
     nlohmann::ordered_json out;
@@ -108,7 +109,7 @@ void run_similarity(const similarity_arguments& args) {
   if (args.sample < 0 || args.sample > rows)
     throw clp::invalid_argument(option_facts("--sample"),
                                 "must be between 1 and the " + std::to_string(rows) + " tokens");
-  knn_options options;
+  clp::knn_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.k = args.k;
   const auto tokens_only = [rows](const embedding_matrix& e) {
@@ -117,7 +118,7 @@ void run_similarity(const similarity_arguments& args) {
   };
   const error_origins origins =
       error_origins().add("a", ea.origin()).add("b", eb.origin()).add("k", option_facts("--k"));
-  const knn_overlap_result result = origins.run([&] {
+  const clp::knn_overlap_result result = origins.run([&] {
     return clp::knn_overlap(tokens_only(ea), tokens_only(eb), token_sample(rows, args.sample, args.seed), options);
   });
   print(args, result, rows, ea.cols(), eb.cols());
@@ -140,4 +141,4 @@ command similarity_command(CLI::App& app) {
   return {command, [args] { run_similarity(*args); }};
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

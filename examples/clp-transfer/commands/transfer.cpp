@@ -8,8 +8,9 @@
 #include "commands/command.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/run.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace {
 
@@ -120,4 +121,4 @@ command transfer_command(CLI::App& app) {
   return {command, [options] { run_transfer(options->interpreted()); }};
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

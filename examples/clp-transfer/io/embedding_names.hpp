@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "io/errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// Name endings of an input embedding matrix, by family: wte.weight (GPT-2, GPT-J),
 /// embed_tokens.weight (Llama, Mistral, OPT, BART), word_embeddings.weight (BLOOM),
@@ -123,4 +124,4 @@ inline std::optional<std::string> find_output_embedding(const std::filesystem::p
   return detail::find_embedding(where, names, output_embedding_suffixes, "output head");
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -15,8 +15,9 @@
 
 #include <clp/error.hpp>
 #include <nlohmann/json.hpp>
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// The facts of an error about `file`, and about `tensor` in it when one is named.
 /// @param[in] file    the file at fault
@@ -85,4 +86,4 @@ inline std::string format_shape(const std::vector<std::int64_t>& shape) {
   return text + "]";
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -16,8 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "io/errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// Deeper nesting than any Hugging Face file has (theirs stay under 10 levels).
 /// nlohmann::ordered_json copies values recursively when its vector of members grows, so a
@@ -128,4 +129,4 @@ std::optional<std::int64_t> as_int64(const Json& value) {
   return value.template get<std::int64_t>();
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

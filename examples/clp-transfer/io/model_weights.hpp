@@ -17,8 +17,9 @@
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
 #include "io/safetensors.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// One tensor of a model folder and the shard holding it.
 struct located_tensor {
@@ -116,4 +117,4 @@ class model_weights {
   std::vector<safetensors_file> shards_;
 };
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -18,8 +18,9 @@
 
 #include "io/errors.hpp"
 #include "io/posix_file.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// `output` without a trailing separator ("out/" names the folder "out").
 inline std::filesystem::path without_trailing_separator(std::filesystem::path output) {
@@ -127,4 +128,4 @@ class staging_directory {
   bool committed_ = false;
 };
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

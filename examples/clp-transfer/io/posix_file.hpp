@@ -14,8 +14,9 @@
 #include <utility>
 
 #include "io/errors.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// Owns a POSIX file descriptor and closes it once; move-only.
 class file_descriptor {
@@ -98,4 +99,4 @@ inline void flush_to_disk(const std::filesystem::path& path) {
   if (!try_flush_to_disk(path)) failed(path, "cannot flush to disk");
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

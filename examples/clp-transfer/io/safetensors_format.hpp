@@ -13,8 +13,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// The element types of safetensors that this layer reads and writes, by the names the header
 /// uses (dtype_name). Sub-byte types (F4, F6_*) are left out: their sizes are not whole bytes.
@@ -113,4 +114,4 @@ struct tensor_spec {
   std::uint64_t byte_size = 0;  ///< must equal product(shape) * dtype_size(dtype)
 };
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -20,8 +20,9 @@
 #include "io/errors.hpp"
 #include "io/posix_file.hpp"
 #include "io/safetensors_format.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// What a valid header says.
 struct safetensors_header {
@@ -220,4 +221,4 @@ inline safetensors_header read_safetensors_header(const std::filesystem::path& p
   return header;
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

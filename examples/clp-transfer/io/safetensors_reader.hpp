@@ -22,8 +22,9 @@
 #include "io/posix_file.hpp"
 #include "io/safetensors_format.hpp"
 #include "io/safetensors_header.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// A read-only mapping of part of a file, unmapped on destruction; move-only.
 class mapped_bytes {
@@ -150,4 +151,4 @@ class safetensors_file {
   std::unordered_map<std::string, std::size_t> by_name_;
 };
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -28,8 +28,9 @@
 #include "io/errors.hpp"
 #include "io/posix_file.hpp"
 #include "io/safetensors_format.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// Where direct I/O needs file offsets, sizes and memory addresses aligned, at most: the
 /// logical block size of the disks we know (512 bytes or 4 KiB).
@@ -393,4 +394,4 @@ inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_wr
   }
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

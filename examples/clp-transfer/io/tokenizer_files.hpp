@@ -13,8 +13,9 @@
 #include "io/errors.hpp"
 #include "io/tokenizer_json.hpp"
 #include "io/vocabulary.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// Reads the vocabulary of a model folder from tokenizer.json, or else vocab.json; throws
 /// clp::malformed_file naming the folder when it has neither.
@@ -46,4 +47,4 @@ inline std::vector<std::filesystem::path> tokenizer_files(const std::filesystem:
   return files;
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

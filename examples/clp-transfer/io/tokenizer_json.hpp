@@ -25,8 +25,9 @@
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
 #include "io/vocabulary.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// What read_tokenizer_json_contents finds in a tokenizer.json.
 struct tokenizer_json_contents {
@@ -383,4 +384,4 @@ inline nlohmann::json read_tokenizer_declarations(const std::filesystem::path& f
   return reader.declarations();
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

@@ -17,8 +17,9 @@
 
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
+#include "library_names.hpp"
 
-namespace clp::io {
+namespace clp_transfer::io {
 
 /// A tokenizer's vocabulary.
 struct token_vocabulary {
@@ -111,4 +112,4 @@ inline token_vocabulary read_vocab_json(const std::filesystem::path& file) {
   });
 }
 
-}  // namespace clp::io
+}  // namespace clp_transfer::io

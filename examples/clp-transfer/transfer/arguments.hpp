@@ -19,8 +19,9 @@
 #include "io/output_folder.hpp"
 #include "similarity_choice.hpp"
 #include "token_matching.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// CLP-Transfer itself, or one of the paper's two baselines.
 enum class transfer_method {
@@ -165,4 +166,4 @@ inline void check_arguments(const transfer_arguments& args) {
   }
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -12,8 +12,9 @@
 
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace detail {
 
@@ -49,4 +50,4 @@ inline void require_finite_elsewhere(const loaded_models& models, const vocabula
   for (const transferred_tensor& t : source.transferred) require_finite(t.source, threads);
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -33,8 +33,9 @@
 #include "token_matching.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/vocabulary_layout.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// One model as the transfer uses it.
 struct loaded_model {
@@ -223,4 +224,4 @@ inline loaded_models read_models(const transfer_arguments& args) {
           std::move(generation)};
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -17,8 +17,9 @@
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 struct phase_seconds {
   double read = 0, synthesize = 0, write = 0, total = 0;
@@ -28,7 +29,7 @@ struct phase_seconds {
 struct transfer_outcome {
   const transfer_arguments& args;
   const loaded_models& models;
-  const synthesis_report& report;
+  const clp::synthesis_report& report;
   const std::optional<clp::held_out_scores>& held_out;
   phase_seconds seconds;
 
@@ -42,7 +43,7 @@ struct transfer_outcome {
 
 /// least-squares: each map's fit (the embedding's first, then each transferred tensor's) and
 /// the embedding's held-out check.
-inline nlohmann::ordered_json least_squares_json(const synthesis_report& report,
+inline nlohmann::ordered_json least_squares_json(const clp::synthesis_report& report,
                                                  const std::optional<clp::held_out_scores>& held_out) {
   nlohmann::ordered_json json, maps = nlohmann::ordered_json::array();
   for (const clp::least_squares_fit& fit : report.maps)
@@ -69,7 +70,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   const transfer_arguments& args = outcome.args;
   if (args.report.empty()) return {};
   const vocabulary_overlap& overlap = outcome.overlap();
-  const synthesis_report& report = outcome.report;
+  const clp::synthesis_report& report = outcome.report;
   nlohmann::ordered_json json;
   json["source"] = args.source.string();
   json["helper"] = args.helper.string();
@@ -116,7 +117,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
 }
 
 /// The summary's line on the similarity product: which ran, and what was rescored.
-inline void print_similarity_product(const synthesis_report& report) {
+inline void print_similarity_product(const clp::synthesis_report& report) {
   if (report.rescored_rows == 0) {
     std::fprintf(stderr, "  similarity product %s\n", report.similarity_product.c_str());
     return;
@@ -131,7 +132,7 @@ inline void print_summary(const transfer_outcome& outcome) {
   const transfer_arguments& args = outcome.args;
   if (args.quiet) return;
   const vocabulary_overlap& overlap = outcome.overlap();
-  const synthesis_report& report = outcome.report;
+  const clp::synthesis_report& report = outcome.report;
   const embedding_matrix& source = outcome.models.source.embedding;
   const embedding_matrix& target = outcome.models.helper.embedding;  // as many rows as the output
   const bool clp = args.method == transfer_method::clp;
@@ -188,4 +189,4 @@ inline void print_summary(const transfer_outcome& outcome) {
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -19,8 +19,9 @@
 #include "transfer/synthesise.hpp"
 #include "transfer/weights_output.hpp"
 #include "transfer/write_output.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Runs the transfer; throws on any error, leaving no output behind.
 inline void run_transfer(const transfer_arguments& args) {
@@ -55,4 +56,4 @@ inline void run_transfer(const transfer_arguments& args) {
   print_summary(outcome);
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

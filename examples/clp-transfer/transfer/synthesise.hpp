@@ -23,14 +23,15 @@
 #include "transfer/finite_inputs.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/vocabulary_layout.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 struct synthesised_embeddings {
   embedding_matrix embedding;  ///< #target rows by the source's width, the source's dtype
   /// One per models.source.transferred, in its order: #target rows by its values per token, its dtype.
   std::vector<embedding_matrix> transferred;
-  synthesis_report report;
+  clp::synthesis_report report;
   /// least-squares only: the map's held-out check (10% of the overlap, seed 0, the embedding).
   std::optional<clp::held_out_scores> held_out;
 };
@@ -57,10 +58,10 @@ inline error_origins origins_of(const loaded_models& models) {
 
 /// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
 /// with it, each in its own element type; its errors name the files.
-inline synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
+inline clp::synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                       const synthesised_embeddings& out, const transfer_arguments& args,
                                       progress_reporter& progress, const output_rows_watch& watch) {
-  synthesis_options options;
+  clp::synthesis_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   options.rows_started = watch.started;
@@ -80,7 +81,7 @@ inline synthesis_report transfer_rows(const loaded_models& models, const vocabul
 
 /// The baselines: rows drawn from the per-dimension normal of the source matrix they replace;
 /// overlap-random keeps the overlapping rows, random draws every row.
-inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_overlap& overlap,
+inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabulary_overlap& overlap,
                                   const synthesised_embeddings& out, const transfer_arguments& args) {
   const bool keep_overlap = args.method == transfer_method::overlap_random;
   auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
@@ -92,7 +93,7 @@ inline synthesis_report draw_rows(const loaded_models& models, const vocabulary_
   draw(models.source.embedding, out.embedding);
   for (std::size_t i = 0; i < models.source.transferred.size(); ++i)
     draw(models.source.transferred[i].source, out.transferred[i]);
-  synthesis_report report;
+  clp::synthesis_report report;
   report.overlap = overlap.size();
   report.copied_rows = keep_overlap ? overlap.size() : 0;
   report.synthesized_rows = keep_overlap ? Index(overlap.missing_ids.size()) : out.embedding.rows();
@@ -146,4 +147,4 @@ inline void synthesise(const loaded_models& models, const vocabulary_overlap& ov
   }
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -26,8 +26,9 @@
 #include "language_model_config.hpp"
 #include "transfer/arguments.hpp"
 #include "vocabulary_tensors.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// A tensor of the source that is transferred with the embedding's weights (an untied head, a
 /// per-token bias, a tensor named by --transfer-tensor).
@@ -152,4 +153,4 @@ inline nlohmann::ordered_json config_token_ids_json(const transferred_config& co
   return list;
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -34,8 +34,9 @@
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 namespace detail {
 
@@ -265,4 +266,4 @@ class weights_output {
   detail::row_writer rows_;
 };
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -26,8 +26,9 @@
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
 #include "transfer/weights_output.hpp"
+#include "library_names.hpp"
 
-namespace clp::program {
+namespace clp_transfer {
 
 /// Whether the output is flushed to disk before it is moved into place, so that it survives a
 /// power loss once committed: asked for with --fsync, and always when --force replaces an
@@ -82,4 +83,4 @@ inline void commit_output(io::staging_directory& staging, bool durable, const tr
     io::failed(args.report, "cannot move the report into place");
 }
 
-}  // namespace clp::program
+}  // namespace clp_transfer

@@ -129,8 +129,8 @@ inline matrix decode(const std::string& bytes, const std::string& dtype, std::in
 
 /// The bytes of tensor `name` of the safetensors file `file`.
 inline std::string tensor_bytes(const fs::path& file, const std::string& name) {
-  const clp::io::safetensors_file opened(file);
-  const clp::io::tensor_entry& tensor = opened.at(name);
+  const clp_transfer::io::safetensors_file opened(file);
+  const clp_transfer::io::tensor_entry& tensor = opened.at(name);
   std::string bytes(tensor.byte_size, '\0');
   opened.read(tensor, bytes.data(), bytes.size());
   return bytes;
@@ -138,12 +138,12 @@ inline std::string tensor_bytes(const fs::path& file, const std::string& name) {
 
 /// Tensor `name` of `file` as a matrix; it must be 2-D F32 or BF16.
 inline matrix read_matrix(const fs::path& file, const std::string& name) {
-  const clp::io::safetensors_file opened(file);
-  const clp::io::tensor_entry& tensor = opened.at(name);
+  const clp_transfer::io::safetensors_file opened(file);
+  const clp_transfer::io::tensor_entry& tensor = opened.at(name);
   REQUIRE(tensor.shape.size() == 2);
   std::string bytes(tensor.byte_size, '\0');
   opened.read(tensor, bytes.data(), bytes.size());
-  return decode(bytes, std::string(clp::io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1]);
+  return decode(bytes, std::string(clp_transfer::io::dtype_name(tensor.dtype)), tensor.shape[0], tensor.shape[1]);
 }
 
 /// rows x cols values around a shared mean direction of norm `offset` with N(0, noise^2)
@@ -194,10 +194,10 @@ inline fixture_tensor matrix_tensor(std::string name, const matrix& m, const std
 /// Writes a safetensors file holding `tensors` in this order.
 inline void write_safetensors(const fs::path& file, const std::vector<fixture_tensor>& tensors,
                               const std::map<std::string, std::string>& metadata = {{"format", "pt"}}) {
-  std::vector<clp::io::tensor_spec> specs;
+  std::vector<clp_transfer::io::tensor_spec> specs;
   for (const fixture_tensor& t : tensors)
-    specs.push_back({t.name, *clp::io::parse_dtype(t.dtype), t.shape, t.bytes.size()});
-  clp::io::safetensors_writer writer(file, specs, metadata);
+    specs.push_back({t.name, *clp_transfer::io::parse_dtype(t.dtype), t.shape, t.bytes.size()});
+  clp_transfer::io::safetensors_writer writer(file, specs, metadata);
   for (const fixture_tensor& t : tensors) writer.append(t.bytes.data(), t.bytes.size());
   writer.finish();
 }

@@ -52,13 +52,13 @@ inline void check_other_tensors(const model_pair& pair, const fs::path& output) 
   std::uint64_t total = 0;
   for (const std::string& file : source.weight_files) {
     INFO("weight file ", file);
-    const clp::io::safetensors_file before(source.folder / file);
-    const clp::io::safetensors_file after(output / file);
+    const clp_transfer::io::safetensors_file before(source.folder / file);
+    const clp_transfer::io::safetensors_file after(output / file);
     CHECK(after.metadata() == before.metadata());
     REQUIRE(after.tensors().size() == before.tensors().size());
     for (std::size_t i = 0; i < before.tensors().size(); ++i) {
-      const clp::io::tensor_entry& a = before.tensors()[i];
-      const clp::io::tensor_entry& b = after.tensors()[i];
+      const clp_transfer::io::tensor_entry& a = before.tensors()[i];
+      const clp_transfer::io::tensor_entry& b = after.tensors()[i];
       INFO("tensor ", a.name);
       CHECK(b.name == a.name);
       CHECK(b.dtype == a.dtype);

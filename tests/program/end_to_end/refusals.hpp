@@ -67,10 +67,10 @@ inline void poke(const fs::path& file, const std::string& name, std::int64_t row
   std::string dtype;
   std::int64_t cols = 0;
   {
-    const clp::io::safetensors_file opened(file);
-    const clp::io::tensor_entry& tensor = opened.at(name);
+    const clp_transfer::io::safetensors_file opened(file);
+    const clp_transfer::io::tensor_entry& tensor = opened.at(name);
     offset = tensor.offset;
-    dtype = clp::io::dtype_name(tensor.dtype);
+    dtype = clp_transfer::io::dtype_name(tensor.dtype);
     cols = tensor.shape[1];
   }
   std::string bytes = read_file(file);

@@ -123,12 +123,12 @@ void check_tensors(const layout_fixture& layout, const fs::path& output, const w
   const std::string embedding_bytes =
       tensor_bytes(output / layout.file_of.at(source.embedding_name), source.embedding_name);
   for (const std::string& file : source.weight_files) {
-    const clp::io::safetensors_file before(source.folder / file);
-    const clp::io::safetensors_file after(output / file);
+    const clp_transfer::io::safetensors_file before(source.folder / file);
+    const clp_transfer::io::safetensors_file after(output / file);
     REQUIRE(after.tensors().size() == before.tensors().size());
     for (std::size_t i = 0; i < before.tensors().size(); ++i) {
-      const clp::io::tensor_entry& a = before.tensors()[i];
-      const clp::io::tensor_entry& b = after.tensors()[i];
+      const clp_transfer::io::tensor_entry& a = before.tensors()[i];
+      const clp_transfer::io::tensor_entry& b = after.tensors()[i];
       INFO("tensor ", a.name, " in ", file);
       CHECK(b.name == a.name);
       CHECK(b.dtype == a.dtype);
@@ -149,7 +149,7 @@ void check_tensors(const layout_fixture& layout, const fs::path& output, const w
         continue;
       }
       const oracle_rows oracle = clp_oracle(with_source_rows(layout.pair, vocabulary->values), choice);
-      const std::string dtype(clp::io::dtype_name(b.dtype));
+      const std::string dtype(clp_transfer::io::dtype_name(b.dtype));
       check_rows_in(decode_values(bytes, dtype, rows, vocabulary->values.cols), oracle.embedding, oracle, dtype,
                     a.name);
     }
@@ -254,40 +254,40 @@ TEST_CASE("the layout fixtures agree with the layout decisions (no program run)"
   for (const layout_fixture& layout : layouts) {
     INFO("layout ", layout.architecture);
     const model_fixture& source = layout.pair.source;
-    std::vector<clp::program::tensor_description> tensors;
+    std::vector<clp_transfer::tensor_description> tensors;
     for (const std::string& file : source.weight_files) {
-      const clp::io::safetensors_file opened(source.folder / file);
-      for (const clp::io::tensor_entry& t : opened.tensors())
-        tensors.push_back({t.name, t.shape, std::string(clp::io::dtype_name(t.dtype))});
+      const clp_transfer::io::safetensors_file opened(source.folder / file);
+      for (const clp_transfer::io::tensor_entry& t : opened.tensors())
+        tensors.push_back({t.name, t.shape, std::string(clp_transfer::io::dtype_name(t.dtype))});
     }
     std::vector<std::string> names;
     for (const auto& t : tensors) names.push_back(t.name);
-    CHECK(clp::io::find_input_embedding(source.folder, names) == source.embedding_name);
-    clp::program::vocabulary_tensor_options options;
-    if (auto head = clp::io::find_output_embedding(source.folder, names)) options.head = *head;
+    CHECK(clp_transfer::io::find_input_embedding(source.folder, names) == source.embedding_name);
+    clp_transfer::vocabulary_tensor_options options;
+    if (auto head = clp_transfer::io::find_output_embedding(source.folder, names)) options.head = *head;
     const std::string embedding_bytes =
         tensor_bytes(source.folder / layout.file_of.at(source.embedding_name), source.embedding_name);
-    const auto plan = clp::program::plan_vocabulary_tensors(
+    const auto plan = clp_transfer::plan_vocabulary_tensors(
         source.folder, tensors, source.embedding_name, options, [&](const std::string& name) {
           return tensor_bytes(source.folder / layout.file_of.at(name), name) == embedding_bytes;
         });
     CHECK(plan.tensors.size() == layout.vocabulary.size());
     for (const layout_tensor& t : layout.vocabulary) {
       INFO("tensor ", t.name);
-      const clp::program::vocabulary_tensor* planned = plan.find(t.name);
+      const clp_transfer::vocabulary_tensor* planned = plan.find(t.name);
       REQUIRE(planned);
-      CHECK(std::string(clp::program::role_name(planned->role)) == role_in_report(t.expect));
+      CHECK(std::string(clp_transfer::role_name(planned->role)) == role_in_report(t.expect));
       CHECK(planned->axis == t.axis);
       CHECK(planned->columns == t.values.cols);
     }
 
-    const auto source_vocabulary = clp::io::read_vocabulary(source.folder);
-    const auto helper_vocabulary = clp::io::read_vocabulary(layout.pair.helper.folder);
+    const auto source_vocabulary = clp_transfer::io::read_vocabulary(source.folder);
+    const auto helper_vocabulary = clp_transfer::io::read_vocabulary(layout.pair.helper.folder);
     CHECK(source_vocabulary.size == std::int64_t(source.tokens.size()));
-    const auto config = clp::program::transfer_config(source.config, layout.pair.helper.config, target_rows(layout),
+    const auto config = clp_transfer::transfer_config(source.config, layout.pair.helper.config, target_rows(layout),
                                                       source_vocabulary.ids, helper_vocabulary.ids);
     CHECK(config.config.dump() == expected_config(layout).dump());
-    CHECK(clp::program::language_model_hidden_size(source.config, "config.json") == source.embedding.cols);
+    CHECK(clp_transfer::language_model_hidden_size(source.config, "config.json") == source.embedding.cols);
 
     // The oracle's weights are not vacuous: a real overlap, and only the helper's padding falls back.
     const oracle_rows oracle = clp_oracle(layout.pair, default_choice);

@@ -81,7 +81,7 @@ TEST_CASE("Llama pair (BF16, untied head, three shards): embedding and head matc
 
 TEST_CASE("an F32 embedding whose bytes are not 4-byte aligned is read instead of mapped, same result") {
   const workspace ws = gpt2_workspace(/*misaligned_embedding=*/true);
-  const clp::io::safetensors_file file(ws.pair.source.folder / "model.safetensors");
+  const clp_transfer::io::safetensors_file file(ws.pair.source.folder / "model.safetensors");
   REQUIRE(file.at(ws.pair.source.embedding_name).offset % 4 != 0);
   check_clp_transfer(ws, {"paper"});
 }

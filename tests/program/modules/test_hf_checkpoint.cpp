@@ -16,7 +16,7 @@
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace clp::program;
+using namespace clp_transfer;
 using namespace clp_test;
 namespace fs = std::filesystem;
 
@@ -28,9 +28,9 @@ void write_model(const fs::path& folder, int rows = 3) {
   fs::create_directories(folder);
   write_file(folder / "config.json",
              R"({"model_type": "gpt2", "n_embd": 2, "vocab_size": )" + std::to_string(rows) + "}");
-  clp::io::safetensors_writer writer(
+  clp_transfer::io::safetensors_writer writer(
       folder / "model.safetensors",
-      {{"transformer.wte.weight", clp::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}}, {}, false);
+      {{"transformer.wte.weight", clp_transfer::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}}, {}, false);
   const std::vector<float> values(std::size_t(rows) * 2, 0.5f);
   writer.append(values.data(), values.size() * sizeof(float));
   writer.finish();
@@ -106,7 +106,7 @@ TEST_CASE("the weights' headers are handed out before the tokenizer is read, whe
   temp_dir dir;
   write_model(dir.path);
   std::vector<std::string> seen;
-  const auto headers_read = [&](const clp::io::model_weights& weights) { seen = weights.tensor_names(); };
+  const auto headers_read = [&](const clp_transfer::io::model_weights& weights) { seen = weights.tensor_names(); };
   hf_checkpoint::read(dir.path, headers_read);
   CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
   seen.clear();
@@ -119,8 +119,8 @@ TEST_CASE("the weights' headers are handed out before the tokenizer is read, whe
 TEST_CASE("read_models' warm-up: the bytes of the tensors the transfer maps, best effort") {
   temp_dir dir;
   write_model(dir.path, 5);
-  const clp::io::model_weights weights(dir.path);
-  const clp::io::located_tensor wte = weights.locate("transformer.wte.weight");
+  const clp_transfer::io::model_weights weights(dir.path);
+  const clp_transfer::io::located_tensor wte = weights.locate("transformer.wte.weight");
   const std::vector<detail::tensor_bytes> found = detail::mapped_tensor_bytes(dir.path, weights, "", nullptr);
   REQUIRE(found.size() == 1);
   CHECK(found[0].offset == wte.tensor.offset);

@@ -15,7 +15,7 @@
 #include "support/refusals.hpp"
 #include "vocabulary_tensors.hpp"
 
-using namespace clp::program;
+using namespace clp_transfer;
 using json = nlohmann::ordered_json;
 
 namespace {

@@ -20,7 +20,7 @@
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace clp::program;
+using namespace clp_transfer;
 using namespace clp_test;
 namespace fs = std::filesystem;
 
@@ -32,8 +32,8 @@ hf_checkpoint model_of(const fs::path& folder, const std::vector<std::string>& t
   fs::create_directories(folder);
   const auto rows = static_cast<std::int64_t>(tokens.size());
   write_file(folder / "config.json", R"({"n_embd": 2})");
-  clp::io::safetensors_writer writer(folder / "model.safetensors",
-                                     {{"wte.weight", clp::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}}, {},
+  clp_transfer::io::safetensors_writer writer(folder / "model.safetensors",
+                                     {{"wte.weight", clp_transfer::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}}, {},
                                      false);
   const std::vector<float> values(std::size_t(rows) * 2, 0.5f);
   writer.append(values.data(), values.size() * sizeof(float));
@@ -94,7 +94,7 @@ TEST_CASE("role tokens past their embedding's rows, and an overlap of special to
 
 TEST_CASE("library errors in the program's words: the argument becomes the file, tensor or option") {
   const error_origins origins = error_origins()
-                                    .add("helper", clp::io::about("helper/model.safetensors", "wte.weight"))
+                                    .add("helper", clp_transfer::io::about("helper/model.safetensors", "wte.weight"))
                                     .add("k", option_facts("--k"))
                                     .otherwise("a.json and b.json");
   const auto rethrown = [&](const clp::error& e) {

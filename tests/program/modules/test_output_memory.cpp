@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-using clp::program::page_buffer;
+using clp_transfer::page_buffer;
 
 namespace {
 

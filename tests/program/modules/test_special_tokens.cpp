@@ -19,7 +19,7 @@
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace clp::program;
+using namespace clp_transfer;
 using namespace clp_test;
 
 namespace {
@@ -45,8 +45,8 @@ void check_roles(const special_tokens& roles, const expected_role (&expected)[4]
 }
 
 /// A vocabulary of `tokens` with ids 0, 1, ...
-clp::io::token_vocabulary vocabulary_of(const std::vector<std::string>& tokens) {
-  clp::io::token_vocabulary vocabulary;
+clp_transfer::io::token_vocabulary vocabulary_of(const std::vector<std::string>& tokens) {
+  clp_transfer::io::token_vocabulary vocabulary;
   for (const std::string& token : tokens) vocabulary.ids.emplace(token, vocabulary.size++);
   return vocabulary;
 }
@@ -54,7 +54,7 @@ clp::io::token_vocabulary vocabulary_of(const std::vector<std::string>& tokens) 
 const std::filesystem::path example_models_dir = CLP_EXAMPLE_MODELS_DIR;
 
 /// The special tokens of the model folder `folder`, its files read as a checkpoint reads them.
-special_tokens roles_of(const std::filesystem::path& folder, const clp::io::token_vocabulary& vocabulary) {
+special_tokens roles_of(const std::filesystem::path& folder, const clp_transfer::io::token_vocabulary& vocabulary) {
   return read_special_tokens(model_json_files::read(folder), vocabulary);
 }
 
@@ -67,7 +67,7 @@ std::optional<special_tokens> real_roles(const std::string& name) {
   if (!folder) return std::nullopt;
   const auto it = read.find(name);
   if (it != read.end()) return it->second;
-  return read[name] = roles_of(*folder, clp::io::read_tokenizer_json(*folder / "tokenizer.json"));
+  return read[name] = roles_of(*folder, clp_transfer::io::read_tokenizer_json(*folder / "tokenizer.json"));
 }
 
 /// The roles of the real tokenizer `name`, {bos, eos, pad, unk} as tokenizer_config.json names
@@ -154,7 +154,7 @@ TEST_CASE("roles of the shipped GPT-2 style models") {
   for (const char* name : {"en-large", "de-small"}) {
     CAPTURE(name);
     const auto folder = example_models_dir / name;
-    const special_tokens roles = roles_of(folder, clp::io::read_tokenizer_json(folder / "tokenizer.json"));
+    const special_tokens roles = roles_of(folder, clp_transfer::io::read_tokenizer_json(folder / "tokenizer.json"));
     check_roles(roles, {{"<|endoftext|>", 4999}, {"<|endoftext|>", 4999}, {nullptr, 0}, {"<|endoftext|>", 4999}});
     REQUIRE(roles[token_role::eos].has_value());
     CHECK(roles[token_role::eos]->declared_by == "tokenizer_config.json eos_token");

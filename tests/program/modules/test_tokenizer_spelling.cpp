@@ -21,7 +21,7 @@
 #include "token_matching.hpp"
 #include "tokenizer.hpp"
 
-using namespace clp::program;
+using namespace clp_transfer;
 using namespace clp_test;
 
 namespace {
@@ -282,7 +282,7 @@ TEST_CASE("the declarations are read without the vocabulary") {
   write_file(dir / "tokenizer.json",
              R"({"added_tokens": [{"id": 0, "content": "<s>"}], "decoder": {"type": "ByteLevel"},
     "model": {"type": "BPE", "byte_fallback": false, "vocab": {"<s>": 0, "a": 1}, "merges": ["a a"]}})");
-  const nlohmann::json declarations = clp::io::read_tokenizer_declarations(dir / "tokenizer.json");
+  const nlohmann::json declarations = clp_transfer::io::read_tokenizer_declarations(dir / "tokenizer.json");
   CHECK(declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
                                                  "model": {"type": "BPE", "byte_fallback": false}})"));
 }
@@ -299,7 +299,7 @@ TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its 
   temp_dir dir;
   const auto is_tokenizer_json = [&](const std::string& text) {
     write_file(dir / "t.json", text);
-    return clp::program::detail::is_tokenizer_json(dir / "t.json");
+    return clp_transfer::detail::is_tokenizer_json(dir / "t.json");
   };
   CHECK(is_tokenizer_json(R"({"version": "1.0", "added_tokens": [{"model": {}}], "model": {"vocab": {}}})"));
   CHECK(is_tokenizer_json(R"({"model": {}, "then": not json})"));  // decided before the rest is read
