@@ -161,7 +161,7 @@ TEST_CASE("vocabulary of a vocab.json, and which file read_vocabulary prefers") 
 
   temp_dir empty;
   check_refusal(refusal_of([&] { io::read_vocabulary(empty.path); }), clp::error_kind::malformed_file, empty.path,
-                {"no tokenizer.json or vocab.json"});
+                {"no tokenizer.json, vocab.json, SentencePiece model"});
 }
 
 TEST_CASE("vocabulary errors name the file and the culprits") {
