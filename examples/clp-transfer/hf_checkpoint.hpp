@@ -1,9 +1,11 @@
 // A Hugging Face model folder, read once: every file a run of the program reads from a model
 // folder is read here, into one value that every phase then uses (config.json for the sizes,
 // the special tokens and the output's config; generation_config.json for the special tokens and
-// the output's; tokenizer_config.json for the special tokens and a vocab.json's spelling; the
-// safetensors headers and the shard index for the tensors and the output's index). No file is
-// opened twice; the tensor data is mapped later, by the phases that need it.
+// the output's; tokenizer_config.json for the special tokens and a vocab.json's or vocab.txt's
+// spelling; the weights' headers (safetensors headers, or a pytorch_model.bin's archive and
+// pickle) and the shard index for the tensors and the output's index; the tokenizer file, and
+// the SentencePiece models checked against it). No file is opened twice; the tensor data is
+// mapped later, by the phases that need it.
 #pragma once
 
 #include <filesystem>

@@ -91,7 +91,7 @@ inline std::optional<clp::token_spelling> usable_spelling(const tokenizer_spelli
 
 /// Intersects two tokenizers' vocabularies as --match asks: by bytes when both spellings are
 /// known (a warning and exact matching otherwise; with an explicit --match bytes, an error
-/// naming the file instead), or exactly.
+/// naming the file instead), or exactly. Each tokenizer's notes become warnings.
 /// @param[in] source       the source tokenizer (the large model's)
 /// @param[in] helper       the helper tokenizer (the output's)
 /// @param[in] asked        --match
@@ -104,6 +104,8 @@ inline token_matching match_tokens(const tokenizer_reading& source, const tokeni
   result.helper_file = helper.file;
   result.source_spelling = source.spelling;
   result.helper_spelling = helper.spelling;
+  for (const tokenizer_reading* side : {&source, &helper})
+    result.warnings.insert(result.warnings.end(), side->notes.begin(), side->notes.end());
   options.match = clp::token_match::exact;
   if (asked.match == clp::token_match::bytes) {
     std::string source_why, helper_why;

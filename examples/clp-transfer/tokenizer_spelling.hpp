@@ -18,6 +18,8 @@
 
 #include "io/errors.hpp"
 #include "io/json_file.hpp"
+#include "io/sentencepiece_model.hpp"
+#include "io/tokenizer_files.hpp"
 #include "io/tokenizer_json.hpp"
 #include "library_names.hpp"
 
@@ -313,6 +315,64 @@ inline tokenizer_spelling spelling_of_vocab_file(const std::filesystem::path& fi
   return spelling;
 }
 
+/// The spelling of a SentencePiece model, which its normaliser declares: sentencepiece when it
+/// escapes whitespace as "▁" (normalizer_spec.escape_whitespaces, true unless said otherwise),
+/// else unknown. Byte fallback: trainer_spec.byte_fallback, or pieces of type byte.
+/// @param[in] model  as read
+/// @param[in] file   its file, whose name the evidence gives
+inline tokenizer_spelling spelling_of_sentencepiece_model(const io::sentencepiece_model& model,
+                                                          const std::filesystem::path& file) {
+  tokenizer_spelling spelling;
+  const std::string described = file.filename().string() + " (SentencePiece " + model.model_type + " model";
+  if (!model.escape_whitespaces) {
+    spelling.evidence = "unknown: " + described + " that does not escape whitespace as '" + detail::space_mark +
+                        "'), which no spelling covers";
+    return spelling;
+  }
+  spelling.kind = token_spelling::sentencepiece;
+  spelling.evidence = described + ", whitespace escaped as '" + detail::space_mark + "')";
+  std::vector<std::string> fallback;
+  if (model.byte_fallback) fallback.push_back("trainer_spec byte_fallback");
+  if (model.has_byte_pieces()) fallback.push_back("byte pieces <0xNN>");
+  spelling.byte_fallback = !fallback.empty();
+  if (spelling.byte_fallback) spelling.evidence += "; byte fallback: " + detail::joined(fallback);
+  return spelling;
+}
+
+/// tokenizer_config.json classes of WordPiece tokenizers kept as vocab.txt (the "Fast" variants
+/// are matched by dropping the suffix).
+inline constexpr std::array<std::string_view, 16> wordpiece_tokenizer_classes = {
+    "BertTokenizer",     "DistilBertTokenizer", "ElectraTokenizer",          "MobileBertTokenizer",
+    "SqueezeBertTokenizer", "LayoutLMTokenizer", "LxmertTokenizer",          "RetriBertTokenizer",
+    "FunnelTokenizer",   "MPNetTokenizer",      "ConvBertTokenizer",         "DPRContextEncoderTokenizer",
+    "DPRQuestionEncoderTokenizer", "DPRReaderTokenizer", "RealmTokenizer",   "TapasTokenizer"};
+
+/// The spelling of a vocab.txt, which declares none itself: wordpiece with "##" continuations,
+/// the format's own, unless the tokenizer_config.json beside it names a class that is not a
+/// WordPiece tokenizer (wordpiece_tokenizer_classes): then unknown.
+/// @param[in] file              vocab.txt
+/// @param[in] tokenizer_config  the tokenizer_config.json beside it, as read; null when absent
+inline tokenizer_spelling spelling_of_vocab_txt(const std::filesystem::path& file,
+                                                const nlohmann::ordered_json* tokenizer_config) {
+  tokenizer_spelling spelling;
+  const std::string described = file.filename().string() + " (WordPiece: one token a line, continuations \"##\")";
+  if (std::string name = detail::tokenizer_class(tokenizer_config); !name.empty()) {
+    const std::string shown = name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, "Fast") == 0) name.resize(name.size() - 4);
+    if (std::find(wordpiece_tokenizer_classes.begin(), wordpiece_tokenizer_classes.end(), name) ==
+        wordpiece_tokenizer_classes.end()) {
+      spelling.evidence = "unknown: tokenizer_config.json names tokenizer_class " + shown +
+                          ", not a WordPiece tokenizer, and " + file.filename().string() + " declares nothing";
+      return spelling;
+    }
+    spelling.evidence = "tokenizer_config.json tokenizer_class " + shown + "; ";
+  }
+  spelling.kind = token_spelling::wordpiece;
+  spelling.continuing_prefix = "##";
+  spelling.evidence += described;
+  return spelling;
+}
+
 /// The tokenizer_config.json beside `file`, read when it is there; throws naming it when it is
 /// not JSON.
 inline std::optional<nlohmann::ordered_json> tokenizer_config_beside(const std::filesystem::path& file) {
@@ -321,20 +381,27 @@ inline std::optional<nlohmann::ordered_json> tokenizer_config_beside(const std::
 }
 
 /// The spelling of the tokenizer at `path`, which is read as the program reads vocabularies:
-///   - a folder: its tokenizer.json, or else its vocab.json;
+///   - a folder: the file io::find_vocabulary_file names, as below;
 ///   - a tokenizer.json (or any JSON object whose "model" is an object): its declarations, see
 ///     spelling_from_declarations;
+///   - a SentencePiece model (*.model): see spelling_of_sentencepiece_model;
+///   - a vocab.txt: see spelling_of_vocab_txt;
 ///   - a vocab.json or encoder.json (or any other object of token -> id): see
 ///     spelling_of_vocab_file.
-/// Throws naming the file when it cannot be read or is not JSON.
-/// @param[in] path  model folder, tokenizer.json, vocab.json or encoder.json
+/// Throws naming the file when it cannot be read or is not of its format.
+/// @param[in] path  model folder or tokenizer file
 inline tokenizer_spelling read_tokenizer_spelling(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path)) {
-    if (std::filesystem::exists(path / "tokenizer.json")) return read_tokenizer_spelling(path / "tokenizer.json");
-    if (std::filesystem::exists(path / "vocab.json")) return read_tokenizer_spelling(path / "vocab.json");
-    io::malformed(path, "no tokenizer.json or vocab.json to read the vocabulary from");
+    const std::optional<io::vocabulary_source> source = io::find_vocabulary_file(path);
+    if (!source) io::no_vocabulary_file(path);
+    return read_tokenizer_spelling(source->file);
   }
   if (!std::filesystem::exists(path)) throw clp::io_error(io::about(path), "no such file or folder");
+  if (path.extension() == ".model") return spelling_of_sentencepiece_model(io::read_sentencepiece_model(path), path);
+  if (path.filename() == "vocab.txt") {
+    const auto config = tokenizer_config_beside(path);
+    return spelling_of_vocab_txt(path, config ? &*config : nullptr);
+  }
   if (path.filename() != "vocab.json" && path.filename() != "encoder.json") {
     const nlohmann::json declarations = io::read_tokenizer_declarations(path);
     const auto model = declarations.is_object() ? declarations.find("model") : declarations.end();

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fuzz seed corpus (tests/fuzz/corpus/) by cutting the repository's real files
-down to a few KB each: the shipped models (examples/models/de-small, en-large) and the GPT-2
-vocabulary (tests/data/gpt2). Run from the repository root; the output is committed, so this
+down to a few KB each: the shipped models (examples/models/de-small, en-large), the GPT-2
+vocabulary (tests/data/gpt2), and the SentencePiece models and torch checkpoints of
+tests/data/checkpoint_formats (whole, or the pickle inside). Run from the repository root; the output is committed, so this
 only needs rerunning when the seeds should change.
 
 Safetensors seeds keep the real tensor names, dtypes and leading bytes, with every dimension
@@ -10,6 +11,7 @@ form: header JSON, a NUL byte, then the data section (fuzz_support.hpp, safetens
 """
 import json
 import struct
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,5 +124,44 @@ def main():
           json.dumps({"metadata": {"total_size": 64}, "weight_map": {n: shards[0] for n, s in names if s == 0}}))
 
 
+def pickle_of(checkpoint):
+    with zipfile.ZipFile(checkpoint) as archive:
+        return archive.read(next(n for n in archive.namelist() if n.endswith("/data.pkl")))
+
+
+def protobuf_field(number, wire, payload):
+    """One protobuf field: a varint (wire 0, payload an int) or length-delimited bytes (wire 2)."""
+    def varint(v):
+        out = b""
+        while True:
+            out += bytes([(v & 0x7F) | (0x80 if v > 0x7F else 0)])
+            v >>= 7
+            if not v:
+                return out
+    return varint(number << 3 | wire) + (varint(payload) if wire == 0 else varint(len(payload)) + payload)
+
+
+def checkpoint_format_seeds():
+    formats = ROOT / "tests/data/checkpoint_formats"
+    write("sentencepiece_model", "bpe-byte-fallback.model", (formats / "helper_sentencepiece/tokenizer.model").read_bytes())
+    write("sentencepiece_model", "unigram.model", (formats / "spiece/spiece.model").read_bytes())
+    pieces = b"".join(protobuf_field(1, 2, protobuf_field(1, 2, p.encode()) + b"\x15" + struct.pack("<f", -1.0) +
+                                     protobuf_field(3, 0, t))
+                      for p, t in [("<unk>", 2), ("<s>", 3), ("<0x41>", 6), ("<mask>", 4), ("\u2581a", 1)])
+    write("sentencepiece_model", "all-types.model",
+          pieces + protobuf_field(2, 2, protobuf_field(3, 0, 2) + protobuf_field(35, 0, 1)) +
+          protobuf_field(3, 2, protobuf_field(5, 0, 1)))
+    for name, checkpoint in [("wordpiece-module", "helper_wordpiece/pytorch_model.bin"),
+                             ("sentencepiece-f32", "helper_sentencepiece/pytorch_model.bin"),
+                             ("source-shard-2", "source_bin/pytorch_model-00002-of-00002.bin"),
+                             ("tied", "refusals/tied.bin"), ("view", "refusals/view.bin"),
+                             ("builtins-eval-protocol-4", "refusals/builtins_eval.bin")]:
+        write("torch_pickle", name + ".pkl", pickle_of(formats / checkpoint))
+    for name in ["tied", "view", "transposed", "os_system", "legacy"]:
+        write("torch_checkpoint", name + ".bin", (formats / "refusals" / (name + ".bin")).read_bytes())
+    write("torch_checkpoint", "wordpiece-module.bin", (formats / "helper_wordpiece/pytorch_model.bin").read_bytes())
+
+
 if __name__ == "__main__":
     main()
+    checkpoint_format_seeds()

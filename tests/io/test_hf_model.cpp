@@ -110,11 +110,14 @@ TEST_CASE("the weights of a sharded model folder: index plus three shards") {
   }
 }
 
-TEST_CASE("a model folder without weights") {
+TEST_CASE("a model folder without weights, and one whose pytorch_model.bin is no torch checkpoint") {
   temp_dir dir;
-  write_file(dir / "pytorch_model.bin", "");
   check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file, dir.path,
-                {"no model.safetensors", "pytorch_model.bin"});
+                {"no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
+                 "pytorch_model.bin.index.json"});
+  write_file(dir / "pytorch_model.bin", "");
+  check_refusal(refusal_of([&] { io::model_weights{dir.path}; }), clp::error_kind::malformed_file,
+                dir / "pytorch_model.bin", {"not a zip archive"});
 }
 
 TEST_CASE("vocabulary of a BPE tokenizer.json with added_tokens") {
@@ -161,7 +164,7 @@ TEST_CASE("vocabulary of a vocab.json, and which file read_vocabulary prefers") 
 
   temp_dir empty;
   check_refusal(refusal_of([&] { io::read_vocabulary(empty.path); }), clp::error_kind::malformed_file, empty.path,
-                {"no tokenizer.json or vocab.json"});
+                {"no tokenizer.json, vocab.json, SentencePiece model"});
 }
 
 TEST_CASE("vocabulary errors name the file and the culprits") {

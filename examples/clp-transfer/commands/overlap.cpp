@@ -84,9 +84,13 @@ void run_overlap(const overlap_options& options) {
 command overlap_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("overlap", "Vocabulary overlap of A and B (the paper's Table 1)");
   const auto options = std::make_shared<overlap_options>();
-  command->add_option("A", options->a, "Model folder, tokenizer.json or vocab.json (the source: Table 1 divides by it)")
+  command
+      ->add_option("A", options->a,
+                   "Model folder, tokenizer.json, vocab.json, SentencePiece *.model or vocab.txt (the source: Table 1 "
+                   "divides by it)")
       ->required();
-  command->add_option("B", options->b, "Model folder, tokenizer.json or vocab.json")->required();
+  command->add_option("B", options->b, "Model folder, tokenizer.json, vocab.json, SentencePiece *.model or vocab.txt")
+      ->required();
   options->match_option = add_match_option(*command, options->match);
   command->add_flag("--json", options->json, "Print JSON");
   return {command, [options] { run_overlap(*options); }};

@@ -52,7 +52,7 @@ struct transfer_options {
 };
 
 void add_model_options(CLI::App& command, transfer_arguments& args) {
-  command.add_option("--source", args.source, "Large source model folder (config.json, safetensors, tokenizer)")
+  command.add_option("--source", args.source, "Large source model folder (config.json, weights, tokenizer)")
       ->required();
   command.add_option("--helper", args.helper, "Small helper model folder speaking the target vocabulary")->required();
   command.add_option("--output", args.output, "Output model folder (must not exist unless --force)")->required();

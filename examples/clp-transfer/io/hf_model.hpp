@@ -1,6 +1,7 @@
 // Hugging Face model folders as clp-transfer reads and writes them, one header for each part:
 // JSON files (io/json_file.hpp), the tokenizer's vocabulary (io/tokenizer_json.hpp,
-// io/vocabulary.hpp, io/tokenizer_files.hpp), the safetensors weights (io/model_weights.hpp),
+// io/sentencepiece_model.hpp, io/wordpiece_vocab.hpp, io/vocabulary.hpp, io/tokenizer_files.hpp),
+// the weights, safetensors or torch checkpoints (io/model_weights.hpp, io/weight_file.hpp),
 // which tensors are the embeddings (io/embedding_names.hpp), and an output folder that appears
 // under its final name only once complete (io/output_folder.hpp). Every refusal is a clp::error
 // naming the file at fault (io/errors.hpp).
@@ -11,6 +12,9 @@
 #include "io/json_file.hpp"
 #include "io/model_weights.hpp"
 #include "io/output_folder.hpp"
+#include "io/sentencepiece_model.hpp"
 #include "io/tokenizer_files.hpp"
 #include "io/tokenizer_json.hpp"
 #include "io/vocabulary.hpp"
+#include "io/weight_file.hpp"
+#include "io/wordpiece_vocab.hpp"

@@ -40,7 +40,7 @@ struct transferred_tensor {
 /// Every tensor of `weights`, shard by shard in file order, as its header describes it.
 inline std::vector<tensor_description> describe_tensors(const io::model_weights& weights) {
   std::vector<tensor_description> tensors;
-  for (const io::safetensors_file& shard : weights.shards())
+  for (const io::weight_file& shard : weights.shards())
     for (const io::tensor_entry& t : shard.tensors())
       tensors.push_back({t.name, t.shape, std::string(io::dtype_name(t.dtype))});
   return tensors;

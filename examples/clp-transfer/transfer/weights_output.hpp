@@ -1,7 +1,8 @@
 // The output's weight files, from before the synthesis to the end of the write phase: every
-// shard of the source written anew into the staging folder, same names, dtypes, order and
-// shards, with the embedding, its tied copies and the transferred tensors replaced by the new
-// matrices (replacement_for).
+// shard of the source written anew into the staging folder as safetensors, same tensor names,
+// dtypes, order and shards (a torch checkpoint's shard under its safetensors name,
+// io::output_weight_name), with the embedding, its tied copies and the transferred tensors
+// replaced by the new matrices (replacement_for).
 //
 // The new matrices are written out as the synthesis finishes their rows (rows_finished, from
 // clp::synthesis_options::rows_finished), by a thread of their own, directly to the disk
@@ -100,7 +101,9 @@ inline output_shards open_output_shards(const std::filesystem::path& folder, boo
   };
   output_shards shards;
   std::map<const embedding_matrix*, std::size_t> stream_of;
-  for (const io::safetensors_file& shard : source.checkpoint.weights.shards()) {
+  const io::model_weights& weights = source.checkpoint.weights;
+  for (std::size_t s = 0; s < weights.shards().size(); ++s) {
+    const io::weight_file& shard = weights.shards()[s];
     shards.copied.emplace_back();
     std::vector<io::tensor_spec> specs;
     std::vector<std::pair<std::size_t, const embedding_matrix*>> replaced;  // (tensor position, matrix)
@@ -118,7 +121,7 @@ inline output_shards open_output_shards(const std::filesystem::path& folder, boo
       shards.new_total_size += spec.byte_size;
       specs.push_back(std::move(spec));
     }
-    shards.writers.push_back(std::make_unique<io::safetensors_writer>(folder / shard.path().filename(),
+    shards.writers.push_back(std::make_unique<io::safetensors_writer>(folder / weights.output_name(s),
                                                                       std::move(specs), shard.metadata(), durable));
     for (const auto& [tensor, matrix] : replaced) {
       const auto [at, added] = stream_of.emplace(matrix, shards.streams.size());

@@ -42,16 +42,16 @@ inline bool durable_output(const transfer_arguments& args) {
 
 /// Completes the output model in `staging`: the weights (whose new matrices were written as the
 /// synthesis made them; weights_output.hpp), the index of a sharded model with its new total
-/// size, config.json and generation_config.json for the new vocabulary (read_models decided
+/// size (and its shards' safetensors names, when the source's were torch checkpoints), config.json and generation_config.json for the new vocabulary (read_models decided
 /// them), and the helper's tokenizer files, copied as they are.
 inline void write_output(const io::staging_directory& staging, bool durable, const transfer_arguments& args,
                          const loaded_models& models, weights_output& new_weights, progress_reporter& progress) {
   const io::model_weights& weights = models.source.checkpoint.weights;
   const std::uint64_t new_total_size = new_weights.finish(progress);
   if (!weights.index_path().empty()) {
-    nlohmann::ordered_json index = weights.index();
+    nlohmann::ordered_json index = weights.output_index();
     if (index.contains("metadata") && index["metadata"].is_object()) index["metadata"]["total_size"] = new_total_size;
-    io::write_file_atomically(staging.path() / weights.index_path().filename(), index.dump(2) + "\n", durable);
+    io::write_file_atomically(staging.path() / weights.output_index_name(), index.dump(2) + "\n", durable);
   }
   io::write_file_atomically(staging.path() / "config.json", models.config.config.dump(2) + "\n", durable);
   if (models.generation_config)

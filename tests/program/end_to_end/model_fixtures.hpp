@@ -19,6 +19,7 @@
 
 #include "io/safetensors.hpp"
 #include "harness.hpp"
+#include "support/sentencepiece_bytes.hpp"
 
 namespace program_test {
 
@@ -466,7 +467,9 @@ inline model_pair make_llama_pair(const fs::path& root, std::uint64_t seed = 2) 
   write_json(source.folder / "config.json", source.config);
   write_json(source.folder / "tokenizer.json", unigram_tokenizer_json(source.tokens));
   write_json(source.folder / "tokenizer_config.json", {{"tokenizer_class", "LlamaTokenizer"}, {"model_max_length", 64}});
-  write_file(source.folder / "tokenizer.model", std::string("source sentencepiece model\0\x01\x02", 30));
+  // The SentencePiece model the tokenizer.json was converted from: the program checks the two agree.
+  write_file(source.folder / "tokenizer.model",
+             clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries(source.tokens)));
   const std::vector<std::vector<fixture_tensor>> shards = {
       {matrix_tensor(source.embedding_name, source.embedding, "BF16"),
        random_tensor("model.layers.0.self_attn.q_proj.weight", "BF16", {48, 48}, 2, random)},
@@ -514,7 +517,8 @@ inline model_pair make_llama_pair(const fs::path& root, std::uint64_t seed = 2) 
              {{"tokenizer_class", "LlamaTokenizer"}, {"bos_token", "<s>"}, {"eos_token", "</s>"}});
   write_json(helper.folder / "special_tokens_map.json",
              {{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"}});
-  write_file(helper.folder / "tokenizer.model", std::string("helper sentencepiece model\0\xff\xfe", 29));
+  write_file(helper.folder / "tokenizer.model",
+             clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries(helper.tokens)));
   write_safetensors(helper.folder / "model.safetensors",
                     {matrix_tensor(helper.embedding_name, helper.embedding, "BF16"),
                      random_tensor("lm_head.weight", "BF16", {sizes::helper_rows, sizes::helper_width}, 2, random),

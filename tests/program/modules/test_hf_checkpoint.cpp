@@ -98,7 +98,7 @@ TEST_CASE("a folder that is no model is refused naming the file at fault, the fi
   }
   SUBCASE("no tokenizer") {
     fs::remove(model / "tokenizer.json");
-    check_refusal(refusal(), clp::error_kind::malformed_file, model, {"no tokenizer.json or vocab.json"});
+    check_refusal(refusal(), clp::error_kind::malformed_file, model, {"no tokenizer.json, vocab.json, SentencePiece model"});
   }
 }
 
@@ -112,7 +112,7 @@ TEST_CASE("the weights' headers are handed out before the tokenizer is read, whe
   seen.clear();
   fs::remove(dir / "tokenizer.json");
   check_refusal(refusal_of([&] { hf_checkpoint::read(dir.path, headers_read); }), clp::error_kind::malformed_file,
-                dir.path, {"no tokenizer.json or vocab.json"});
+                dir.path, {"no tokenizer.json, vocab.json, SentencePiece model"});
   CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
 }
 

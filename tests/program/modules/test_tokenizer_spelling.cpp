@@ -274,7 +274,7 @@ TEST_CASE("read_tokenizer_spelling: unreadable input names the file") {
                 dir / "absent.json", {"no such file or folder"});
   temp_dir empty;
   check_refusal(refusal_of([&] { read_tokenizer_spelling(empty.path); }), clp::error_kind::malformed_file, empty.path,
-                {"no tokenizer.json or vocab.json"});
+                {"no tokenizer.json, vocab.json, SentencePiece model"});
 }
 
 TEST_CASE("the declarations are read without the vocabulary") {
