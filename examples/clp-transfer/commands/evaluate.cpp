@@ -1,8 +1,9 @@
 // `clp-transfer evaluate --source S --helper H`: which weighting to use for this pair, without
 // training. Each weighting synthesises held-out overlapping tokens from the rest (clp::evaluate)
 // over a few splits, and is scored by the mean cosine of its rows with their true source rows;
-// the real missing rows' diagnostics (negative cosine sums, inflated rows) are shown beside,
-// and the recommendation is the best score among the weightings that inflate no row.
+// the real missing rows' diagnostics (negative cosine sums, inflated rows) are shown beside.
+// It recommends the program's default weighting unless another that inflates no row leads it
+// by more than the splits' spread (recommend() says how that is measured).
 #include <clp/evaluate.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/weights.hpp>
@@ -136,14 +137,65 @@ std::vector<outcome> score(const std::vector<candidate>& list, const loaded_mode
   return outcomes;
 }
 
-/// The best score among the weightings that inflate no real missing row; nullptr when all do.
-const outcome* recommend(const std::vector<outcome>& sorted) {
-  for (const outcome& o : sorted)
-    if (o.inflated_rows == 0) return &o;
-  return nullptr;
+/// What evaluate recommends, and why.
+struct recommendation {
+  const outcome* chosen = nullptr;  ///< nullptr: every weighting inflates some row
+  bool is_default = false;
+  const outcome* leader = nullptr;  ///< the best score among those that inflate no row
+  double lead = 0, spread = 0;      ///< leader against the default, paired by split
+  std::string reason;               ///< in words, for the table and the JSON
+};
+
+/// The default (the program's default weighting) unless another weighting that inflates no real
+/// missing row leads it by more than the splits' spread: with d_s the leader's held-out cosine
+/// minus the default's on split s, the lead is mean(d) and the spread (max(d) - min(d)) / 2, so
+/// the leader replaces the default only when it leads on every split by a margin the splits
+/// agree on. A default that inflates rows is never kept.
+recommendation recommend(const std::vector<outcome>& sorted) {
+  recommendation r;
+  const outcome* by_default = nullptr;
+  for (const outcome& o : sorted) {
+    if (!r.leader && o.inflated_rows == 0) r.leader = &o;
+    if (o.weighting->name == default_weighting && !o.weighting->k) by_default = &o;
+  }
+  if (!r.leader) {
+    r.reason = "every weighting inflates some row";
+    return r;
+  }
+  if (!by_default || by_default->inflated_rows > 0 || r.leader == by_default) {
+    r.chosen = r.leader;
+    r.is_default = r.leader == by_default;
+    r.reason = r.is_default ? "the default, and the best held-out cosine among those that inflate no row"
+                            : "the best held-out cosine among those that inflate no row; the default inflates rows";
+    return r;
+  }
+  std::vector<double> d;
+  for (std::size_t s = 0; s < r.leader->split_cosines.size(); ++s)
+    d.push_back(r.leader->split_cosines[s] - by_default->split_cosines[s]);
+  const auto [low, high] = std::minmax_element(d.begin(), d.end());
+  for (double x : d) r.lead += x / double(d.size());
+  r.spread = (*high - *low) / 2;
+  char words[200];
+  if (r.lead > r.spread) {
+    r.chosen = r.leader;
+    std::snprintf(words, sizeof words, "leads the default by %.3f, more than the splits' spread %.3f", r.lead,
+                  r.spread);
+  } else {
+    r.chosen = by_default;
+    r.is_default = true;
+    std::snprintf(words, sizeof words, "the default; %s leads by %.3f, within the splits' spread %.3f; default kept",
+                  r.leader->weighting->label.c_str(), r.lead, r.spread);
+  }
+  r.reason = words;
+  return r;
 }
 
-void print_text(const std::vector<outcome>& sorted, const outcome* best, const evaluate_options& options,
+/// The recommended weighting as options: "--weighting top-k --k 30".
+std::string as_options(const candidate& c) {
+  return "--weighting " + c.name + (c.k ? " --k " + std::to_string(*c.k) : std::string());
+}
+
+void print_text(const std::vector<outcome>& sorted, const recommendation& best, const evaluate_options& options,
                 const loaded_models& models, double seconds) {
   const vocabulary_overlap& overlap = models.matching.overlap;
   std::printf("held out %.0f%% of %td overlapping tokens (%d splits); %td missing rows\n", 100 * options.held_out,
@@ -153,19 +205,17 @@ void print_text(const std::vector<outcome>& sorted, const outcome* best, const e
   for (const outcome& o : sorted)
     std::printf("%-20s %7.3f ±%.3f %10.3f %10.3f %14td %9td\n", o.weighting->label.c_str(), o.mean_cosine, o.spread,
                 o.relative_error, o.norm_ratio, o.negative_sum_rows, o.inflated_rows);
-  if (best)
-    std::printf("recommended: --weighting %s%s (the best held-out cosine among those that inflate no row)\n",
-                best->weighting->name.c_str(),
-                best->weighting->k ? (" --k " + std::to_string(*best->weighting->k)).c_str() : "");
+  if (best.chosen)
+    std::printf("recommended: %s (%s)\n", as_options(*best.chosen->weighting).c_str(), best.reason.c_str());
   else
-    std::printf("recommended: none (every weighting inflates some row)\n");
+    std::printf("recommended: none (%s)\n", best.reason.c_str());
   std::printf(
       "cosine: mean over the splits ± half their range; negative sums and inflated: of the real missing rows; "
       "%.2f s\n",
       seconds);
 }
 
-void print_json(const std::vector<outcome>& sorted, const outcome* best, const evaluate_options& options,
+void print_json(const std::vector<outcome>& sorted, const recommendation& best, const evaluate_options& options,
                 const loaded_models& models, double seconds) {
   nlohmann::ordered_json out, rows = nlohmann::ordered_json::array();
   out["source"] = options.args.source.string();
@@ -191,9 +241,15 @@ void print_json(const std::vector<outcome>& sorted, const outcome* best, const e
   }
   out["weightings"] = rows;
   out["recommended"] =
-      best ? nlohmann::ordered_json{{"weighting", best->weighting->name},
-                                    {"k", best->weighting->k ? nlohmann::ordered_json(*best->weighting->k) : nullptr}}
-           : nlohmann::ordered_json(nullptr);
+      best.chosen
+          ? nlohmann::ordered_json{{"weighting", best.chosen->weighting->name},
+                                   {"k", best.chosen->weighting->k ? nlohmann::ordered_json(*best.chosen->weighting->k)
+                                                                   : nullptr},
+                                   {"default", best.is_default},
+                                   {"lead_over_default", best.lead},
+                                   {"splits_spread", best.spread},
+                                   {"reason", best.reason}}
+          : nlohmann::ordered_json(nullptr);
   out["seconds"] = seconds;
   std::printf("%s\n", out.dump(2).c_str());
 }
@@ -218,7 +274,7 @@ void run_evaluate(evaluate_options& options) {
   origins.run([&] { diagnose(outcomes, models, options.args.execution.options()); });
   std::stable_sort(outcomes.begin(), outcomes.end(),
                    [](const outcome& a, const outcome& b) { return a.mean_cosine > b.mean_cosine; });
-  const outcome* best = recommend(outcomes);
+  const recommendation best = recommend(outcomes);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.json)
     print_json(outcomes, best, options, models, seconds);

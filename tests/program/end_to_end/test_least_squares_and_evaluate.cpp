@@ -157,7 +157,27 @@ TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a re
   });
   REQUIRE(best != rows.end());
   CHECK((*best)["missing_inflated_rows"] == 0);
-  for (auto row = rows.begin(); row != best; ++row) CHECK((*row)["missing_inflated_rows"].get<int>() > 0);
+  // The default, unless the best score among the rows that inflate none leads it, paired by
+  // split, by more than half the range of the paired differences.
+  const auto by_default = std::find_if(rows.begin(), rows.end(), [](const auto& row) {
+    return row["weighting"] == "least-squares" && row["k"].is_null();
+  });
+  REQUIRE(by_default != rows.end());
+  const auto leader = std::find_if(rows.begin(), rows.end(), [](const auto& row) {
+    return row["missing_inflated_rows"].template get<int>() == 0;
+  });
+  std::vector<double> d;
+  for (std::size_t s = 0; s < 3; ++s)
+    d.push_back((*leader)["split_cosines"][s].get<double>() - (*by_default)["split_cosines"][s].get<double>());
+  const double lead = (d[0] + d[1] + d[2]) / 3;
+  const double spread = (*std::max_element(d.begin(), d.end()) - *std::min_element(d.begin(), d.end())) / 2;
+  CHECK(json["recommended"]["default"] == (best == by_default));
+  CHECK(json["recommended"]["lead_over_default"].get<double>() == doctest::Approx(lead));
+  CHECK(json["recommended"]["splits_spread"].get<double>() == doctest::Approx(spread));
+  if (lead > spread && leader != by_default)
+    CHECK(best == leader);
+  else
+    CHECK(best == by_default);
 }
 
 TEST_CASE("evaluate on the shipped pair: the table and a recommendation, in seconds") {
