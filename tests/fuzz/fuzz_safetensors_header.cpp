@@ -26,25 +26,7 @@ void check_accepted(const fs::path& folder, const safetensors_file& file) {
   }
   if (file.data_start() + covered != file.file_size()) finding("bytes after the last tensor were accepted");
 
-  std::vector<clp_transfer::io::tensor_spec> specs;
-  for (const tensor_entry& tensor : file.tensors())
-    specs.push_back({tensor.name, tensor.dtype, tensor.shape, tensor.byte_size});
-  const fs::path copy = folder / "copy.safetensors";
-  {
-    clp_transfer::io::safetensors_writer writer(copy, specs, file.metadata(), /*durable=*/false);
-    for (const tensor_entry& tensor : file.tensors())
-      clp_transfer::io::copy_range(file.descriptor(), static_cast<off_t>(tensor.offset), tensor.byte_size, writer);
-    writer.finish();
-  }
-  const safetensors_file reread(copy);
-  if (reread.tensors().size() != file.tensors().size()) finding("the copy has another tensor count");
-  if (reread.metadata() != file.metadata()) finding("the copy has other metadata");
-  for (const tensor_entry& tensor : file.tensors()) {
-    const tensor_entry* again = reread.find(tensor.name);
-    if (!again || again->dtype != tensor.dtype || again->shape != tensor.shape)
-      finding("the copy differs", tensor.name);
-    if (reread.read(*again) != file.read(tensor)) finding("the copy's bytes differ", tensor.name);
-  }
+  check_copy(folder, file);
 }
 
 }  // namespace

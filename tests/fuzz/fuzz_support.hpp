@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <clp/error.hpp>
 
@@ -134,6 +135,32 @@ void expect_clean(const fs::path& folder, Parse&& parse, bool program_errors = f
     check_message(folder, e.what());
   } catch (const std::exception& e) {
     finding("an exception that is not a clp::error", e.what());
+  }
+}
+
+/// The program's output path over an accepted file: every tensor copied by the safetensors
+/// writer (copy_range) into `folder`/copy.safetensors, which the safetensors reader must accept
+/// with the same tensors, metadata and bytes.
+inline void check_copy(const fs::path& folder, const clp_transfer::io::weight_file& file) {
+  using clp_transfer::io::tensor_entry;
+  std::vector<clp_transfer::io::tensor_spec> specs;
+  for (const tensor_entry& tensor : file.tensors())
+    specs.push_back({tensor.name, tensor.dtype, tensor.shape, tensor.byte_size});
+  const fs::path copy = folder / "copy.safetensors";
+  {
+    clp_transfer::io::safetensors_writer writer(copy, specs, file.metadata(), /*durable=*/false);
+    for (const tensor_entry& tensor : file.tensors())
+      clp_transfer::io::copy_range(file.descriptor(), static_cast<off_t>(tensor.offset), tensor.byte_size, writer);
+    writer.finish();
+  }
+  const clp_transfer::io::safetensors_file reread(copy);
+  if (reread.tensors().size() != file.tensors().size()) finding("the copy has another tensor count");
+  if (reread.metadata() != file.metadata()) finding("the copy has other metadata");
+  for (const tensor_entry& tensor : file.tensors()) {
+    const tensor_entry* again = reread.find(tensor.name);
+    if (!again || again->dtype != tensor.dtype || again->shape != tensor.shape)
+      finding("the copy differs", tensor.name);
+    if (reread.read(*again) != file.read(tensor)) finding("the copy's bytes differ", tensor.name);
   }
 }
 
