@@ -21,6 +21,8 @@
 #include <clp/policy.hpp>
 #include <clp/random_init.hpp>
 #include <clp/similarity_product.hpp>
+#include <clp/synthesis_options.hpp>
+#include <clp/synthesis_report.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/token_bytes.hpp>
 #include <clp/top_k.hpp>

@@ -15,12 +15,15 @@
 
 #define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/detail/synthesis_inputs.hpp>
+#include <clp/detail/synthesis_pass.hpp>
 #include <clp/detail/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>
+#include <clp/synthesis_options.hpp>
+#include <clp/synthesis_report.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/vocabulary_overlap.hpp>
 #include <clp/weights.hpp>
@@ -174,47 +177,58 @@ inline held_out_scores score_rows(const std::string& name, const matrix_view<con
   return s;
 }
 
-/// The whole evaluation on views: validate, split, synthesise the held-out rows into compact
-/// matrices, score them.
+/// The whole evaluation on views, of every policy on one split: validate, split, synthesise the
+/// held-out rows into compact matrices in one pass (synthesis_pass.hpp: the held-out rows'
+/// cosines with the kept ones are formed once for all the policies), score them.
 template <class Policy>
-evaluation evaluate_views(const matrix_view<const void>& source, const matrix_view<const void>& helper,
-                          const vocabulary_overlap& overlap, const scored_matrices& more, const Policy& policy,
-                          const evaluation_options& options, const char* context) {
+std::vector<evaluation> evaluate_views(const matrix_view<const void>& source, const matrix_view<const void>& helper,
+                                       const vocabulary_overlap& overlap, const scored_matrices& more,
+                                       const std::vector<Policy>& policies, const evaluation_options& options,
+                                       const char* context) {
   if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument(error_facts::in(context).with_argument("overlap"), "has target and source id lists of different lengths");
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
+                           "has target and source id lists of different lengths");
   if (helper.cols() < 1) throw invalid_argument(error_facts::in(context).with_argument("helper"), "has no columns");
+  if (policies.empty()) throw invalid_argument(error_facts::in(context).with_argument("policies"), "is empty");
   check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
   std::vector<std::pair<std::string, matrix_view<const void>>> sources{{"source", source}};
   for (const scored_matrix& m : more) sources.emplace_back(m.name, m.source);
   for (const auto& [name, view] : sources) check_ids(overlap.source_ids, view.rows(), "overlap source", name, context);
 
-  evaluation result;
-  result.held_out = held_out_positions(overlap, options.held_out_share, options.seed, context);
-  const vocabulary_overlap kept = kept_overlap(overlap, result.held_out);
-  result.kept = kept.size();
-  const Index held = Index(result.held_out.size());
-  std::vector<std::vector<float>> compact;
-  std::vector<source_output> pairs;
-  compact.reserve(sources.size());
-  for (const auto& [name, view] : sources) {
-    compact.emplace_back(std::size_t(held * view.cols()), 0.0f);
-    pairs.push_back({view, matrix_view<void>(matrix_view<float>(compact.back().data(), held, view.cols())), name,
-                     name + " held out"});
+  const std::vector<Index> held_out = held_out_positions(overlap, options.held_out_share, options.seed, context);
+  const vocabulary_overlap kept = kept_overlap(overlap, held_out);
+  const Index held = Index(held_out.size());
+  // Per policy, per source: the held-out rows as that policy synthesises them.
+  std::vector<std::vector<std::vector<float>>> compact(policies.size());
+  std::vector<pass_job<Policy>> jobs;
+  for (std::size_t j = 0; j < policies.size(); ++j) {
+    jobs.push_back({policies[j], {}});
+    for (const auto& [name, view] : sources) {
+      compact[j].emplace_back(std::size_t(held * view.cols()), 0.0f);
+      jobs[j].pairs.push_back({view, matrix_view<void>(matrix_view<float>(compact[j].back().data(), held, view.cols())),
+                               name, name + " held out"});
+    }
   }
   const int threads = resolve_threads(options.threads);
   rows_to_write rows;
   rows.missing = kept.missing_ids;
   rows.padding.assign(rows.missing.size(), false);
-  screen_inputs(pairs, helper, kept, rows.missing, threads, context);
+  screen_inputs(jobs.front().pairs, helper, kept, rows.missing, threads, context);
   synthesis_options synthesis;
   static_cast<execution_options&>(synthesis) = options;
-  result.report = synthesize_checked(pairs, helper, kept, rows, policy, threads, synthesis, true, context);
+  std::vector<synthesis_report> reports = run_pass(jobs, helper, kept, rows, threads, synthesis, true, context);
 
   std::vector<Index> held_source_ids;
-  for (Index j : result.held_out) held_source_ids.push_back(overlap.source_ids[std::size_t(j)]);
-  for (std::size_t p = 0; p < sources.size(); ++p)
-    result.scores.push_back(score_rows(sources[p].first, sources[p].second, held_source_ids, compact[p]));
-  return result;
+  for (Index j : held_out) held_source_ids.push_back(overlap.source_ids[std::size_t(j)]);
+  std::vector<evaluation> results(policies.size());
+  for (std::size_t j = 0; j < policies.size(); ++j) {
+    results[j].held_out = held_out;
+    results[j].kept = kept.size();
+    results[j].report = std::move(reports[j]);
+    for (std::size_t p = 0; p < sources.size(); ++p)
+      results[j].scores.push_back(score_rows(sources[p].first, sources[p].second, held_source_ids, compact[j][p]));
+  }
+  return results;
 }
 
 }  // namespace detail
@@ -228,7 +242,9 @@ evaluation evaluate(const Source& source, const Helper& helper, const vocabulary
                     const scored_matrices& more, const Policy& policy = {}, const evaluation_options& options = {}) {
   const matrix_view<const void> source_view = make_view(source), helper_view = make_view(helper);
   return detail::visit_weighting(policy, [&](const auto& p) {
-    return detail::evaluate_views(source_view, helper_view, overlap, more, p, options, "clp::evaluate");
+    return std::move(
+        detail::evaluate_views(source_view, helper_view, overlap, more, std::vector{p}, options, "clp::evaluate")
+            .front());
   });
 }
 
@@ -249,6 +265,28 @@ template <class Policy = default_weighting, class Source, class Helper,
 evaluation evaluate(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                     const Policy& policy = {}, const evaluation_options& options = {}) {
   return evaluate(source, helper, overlap, scored_matrices{}, policy, options);
+}
+
+/// Scores every weighting of `policies` on the same held-out split, as evaluate scores one, in one
+/// pass: the held-out rows' cosines with the kept ones are formed once for all of them (the
+/// similarity product is most of a weighting's cost), so k weightings cost about one product.
+/// Each result is bit for bit what evaluate gives for that weighting alone.
+///     clp::evaluate_each(source, helper, overlap, {clp::top_k_weights{}, clp::least_squares_map{}})
+/// @param[in] policies  the weightings, in the order of the results (at least one)
+/// Other parameters, and what is thrown (context "clp::evaluate_each"): as evaluate.
+template <class Source, class Helper>
+std::vector<evaluation> evaluate_each(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                                      const scored_matrices& more, const std::vector<weighting>& policies,
+                                      const evaluation_options& options = {}) {
+  return detail::evaluate_views(make_view(source), make_view(helper), overlap, more, policies, options,
+                                "clp::evaluate_each");
+}
+
+/// As above, on the embedding alone.
+template <class Source, class Helper>
+std::vector<evaluation> evaluate_each(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
+                                      const std::vector<weighting>& policies, const evaluation_options& options = {}) {
+  return evaluate_each(source, helper, overlap, scored_matrices{}, policies, options);
 }
 
 }  // namespace clp

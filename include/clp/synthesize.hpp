@@ -40,15 +40,8 @@
 /// source first.
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/block_engine.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/overlap_scan.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
 #include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/synthesis_pass.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
@@ -56,103 +49,18 @@
 #include <clp/parallel.hpp>
 #include <clp/policy.hpp>
 #include <clp/similarity_product.hpp>
+#include <clp/synthesis_options.hpp>
+#include <clp/synthesis_report.hpp>
 #include <clp/vocabulary.hpp>
 #include <clp/vocabulary_overlap.hpp>
 #include <clp/weights.hpp>
 
-#include <algorithm>
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace clp {
-
-/// Threads and tile budget (execution_options), plus the rows to write and a progress callback.
-/// How synthesis spends the tile budget: a policy that scales cosines (paper_weights) first
-/// takes 4 * d_helper * d_source bytes per source for P from it. When the overlap panels,
-/// 4 * |overlap| * (d_helper + d_source) bytes (d_helper alone for a policy that returns
-/// neighbours or one that scales cosines), fit in half of the rest they are gathered once and
-/// shared; the rest is split between the threads, each needing about
-/// 4 * m * (|overlap| + d_helper + d_source) bytes for a block of m rows (plus one panel of
-/// panel_rows rows when the panels are not shared); m is a multiple of 48, 48 at least, and at
-/// most 480 when the panels are shared. The default budget is default_tile_bytes
-/// (<clp/execution.hpp>).
-struct synthesis_options : execution_options {
-  /// Only target rows in [first_row, last_row) are written (copied or synthesised); -1 means
-  /// up to the last row. Lets callers split one transfer across processes or machines.
-  Index first_row = 0;
-  Index last_row = -1;
-  /// Optional: called as blocks finish with (rows synthesised so far, rows to synthesise).
-  /// Calls come from the worker threads, one at a time.
-  std::function<void(Index done, Index total)> progress;
-  /// Optional, for a caller that streams the output out as it is made instead of holding it
-  /// all (clp-transfer writes it to disk and hands the memory back): called with a target row
-  /// `end` once every row in [first_row, end) that the call writes is final, with `end`
-  /// increasing from call to call and last_row (resolved) in the last call. The synthesis
-  /// neither reads nor writes those rows again. Calls come from the worker threads, one at a
-  /// time, and hold up the worker that makes them: hand the rows to a thread of your own.
-  std::function<void(Index end)> rows_finished;
-  /// Optional, the other edge of the same stretch, for a caller that moves the memory of
-  /// finished rows to rows not yet made: called with a target row `end`, increasing, before the
-  /// synthesis writes any row at or above the previous call's `end` (the first call: before any
-  /// row), last_row (resolved) in the last. Each call comes when a block is about to write (its
-  /// product and weights done), from the worker threads, one at a time, and holds up every
-  /// worker about to write until it returns.
-  std::function<void(Index end)> rows_started;
-  /// Optional: the similarity product of a weighting that returns neighbour lists (top-k,
-  /// softmax, and the top-k rows of a least_squares_map's neighbour norms), possibly of lower
-  /// precision with a stated bound; its candidates are rescored in float32
-  /// (<clp/similarity_product.hpp>). Null: the library's float32 product. Other weightings
-  /// ignore it.
-  std::shared_ptr<const similarity_product> product;
-};
-
-/// What a synthesis did. Row counts refer to the rows written (the row range).
-struct synthesis_report {
-  Index overlap = 0;           ///< |Vs ∩ Vt|
-  Index copied_rows = 0;       ///< overlapping rows copied (eq. 2)
-  Index synthesized_rows = 0;  ///< missing rows synthesised (eq. 3)
-  /// Synthesised rows no token names (vocabulary_overlap::unnamed_ids: embedding padding).
-  /// They are written like every missing row, but none of the counts and statistics below
-  /// include them: a zero padding row is not a weighting failure.
-  Index padding_rows = 0;
-  /// Rows set to the mean of the overlapping source rows because their helper row has zero
-  /// norm or the policy could not weight them (see each policy). Their sum is degenerate_rows.
-  Index zero_norm_rows = 0;
-  Index fallback_rows = 0;
-  Index degenerate_rows() const { return zero_norm_rows + fallback_rows; }
-  /// Rows whose largest cosine is not positive: the helper sees no overlapping token as similar.
-  Index no_positive_rows = 0;
-  /// Rows whose cosine sum is negative, whatever the policy: paper_weights divides by that
-  /// sum, as published, so their weights flip sign; guarded_paper_weights falls back on them.
-  Index negative_sum_rows = 0;
-  /// Rows whose weights' absolute values add up to more than 2: a small cosine sum that
-  /// inflates the output row (paper_weights, or guarded_paper_weights with a loose guard).
-  Index inflated_rows = 0;
-  /// The effective number of neighbours 1 / sum_j w_tj^2 over the synthesised rows (not
-  /// padding; a row set to the mean counts as |overlap|).
-  double effective_neighbours_min = 0, effective_neighbours_median = 0, effective_neighbours_max = 0;
-  /// Largest and median norm of the synthesised rows (not padding) of the first output, and the median norm
-  /// of the overlapping rows of the first source, to spot inflated rows at a glance.
-  double max_output_row_norm = 0, median_output_row_norm = 0, median_source_row_norm = 0;
-  /// The product that formed the cosines: "float32" (the library's), or the name of
-  /// synthesis_options::product where a neighbour-list weighting used it.
-  std::string similarity_product = "float32";
-  /// With a caller's product: rows whose candidates were rescored (bound > 0), and the
-  /// candidates rescored over them, padding rows included.
-  Index rescored_rows = 0, rescored_candidates = 0;
-  /// least_squares_map only: one fit per (source, output) pair, in the order of the pairs (the
-  /// embedding first), each with its own lambda; empty for the other policies, and when no row
-  /// was synthesised. For a map, inflated_rows counts rows whose norm is more than 4 times
-  /// median_source_row_norm (a map has no weights to sum), and every row's effective
-  /// neighbours are |overlap|.
-  std::vector<least_squares_fit> maps;
-};
 
 /// An untied output head, named: the source model's output head and the output's, passed right
 /// after `output`. The head gets the same treatment as the embedding, with the same weights
@@ -198,122 +106,46 @@ class matrix_pair {
 ///                   clp::matrix_pairs{{"lm_head", head, new_head}, {"bias", bias, new_bias}}, policy);
 using matrix_pairs = std::vector<matrix_pair>;
 
+/// One synthesis of clp::synthesize_each: a weighting, the source it combines and the output it
+/// writes, or no output: then the rows are made and measured for the report, and not stored (what
+/// a weighting would do, at the memory of a block). It only refers to the matrices, which must
+/// outlive the call.
+///     clp::synthesis_job(clp::top_k_weights{}, source, output)
+///     clp::synthesis_job(clp::paper_weights{}, source)          // the report alone
+/// @param source  #source_rows by d_source, anything make_view accepts
+/// @param output  #target_rows by d_source, written as synthesize_rows writes it
+class synthesis_job {
+ public:
+  template <class Source, class Output>
+  synthesis_job(weighting policy, const Source& source, Output&& output)
+      : policy_(std::move(policy)), source_(make_view(source)), output_(make_view(output)) {}
+  template <class Source>
+  synthesis_job(weighting policy, const Source& source)
+      : policy_(std::move(policy)), source_(make_view(source)), report_only_(true) {}
+
+  const weighting& policy() const { return policy_; }
+  const matrix_view<const void>& source() const { return source_; }
+  const matrix_view<void>& output() const { return output_; }
+  bool report_only() const { return report_only_; }
+
+ private:
+  weighting policy_;
+  matrix_view<const void> source_;
+  matrix_view<void> output_;
+  bool report_only_ = false;
+};
+
 namespace detail {
 
-/// The counts and statistics of the rows a token names; padding rows are only counted.
-inline void summarise_rows(const row_outcomes& outcomes, synthesis_report& report) {
-  std::vector<double> effective, output_norm;
-  effective.reserve(outcomes.flags.size());
-  output_norm.reserve(outcomes.flags.size());
-  for (std::size_t i = 0; i < outcomes.flags.size(); ++i) {
-    const std::uint8_t flag = outcomes.flags[i];
-    if (flag & padding) {
-      ++report.padding_rows;
-      continue;
-    }
-    report.zero_norm_rows += (flag & zero_norm) != 0;
-    report.fallback_rows += (flag & fallback) != 0;
-    report.no_positive_rows += (flag & no_positive) != 0;
-    report.inflated_rows += (flag & inflated) != 0;
-    report.negative_sum_rows += (flag & negative_sum) != 0;
-    effective.push_back(outcomes.effective_neighbours[i]);
-    output_norm.push_back(outcomes.output_norm[i]);
-  }
-  if (effective.empty()) return;  // padding only
-  report.effective_neighbours_min = *std::min_element(effective.begin(), effective.end());
-  report.effective_neighbours_max = *std::max_element(effective.begin(), effective.end());
-  report.effective_neighbours_median = median(effective);
-  report.max_output_row_norm = *std::max_element(output_norm.begin(), output_norm.end());
-  report.median_output_row_norm = median(std::move(output_norm));
-}
-
-/// The blocks, in parallel, each on its worker's scratch; progress reported as they finish,
-/// and the rows below the finished prefix of blocks (blocks are handed out in order).
-template <class Policy>
-rescoring_counts run_blocks(const block_context& context, const Policy& policy, int threads,
-                            const synthesis_options& options) {
-  // The blocks' scratch, most of the tile budget, is freed on return, before the summary's
-  // vectors are made.
-  std::vector<block_scratch> workers(static_cast<std::size_t>(threads));
-  std::vector<rescoring_scratch> rescoring(static_cast<std::size_t>(threads));
-  std::mutex report_mutex;
-  Index rows_done = 0, prefix = 0;  // blocks [0, prefix) have finished
-  Index started = context.rows.first;  // no row at or above it has been written
-  std::vector<bool> finished(static_cast<std::size_t>(context.plan.blocks.count));
-  parallel_for(context.plan.blocks.count, threads, [&](Index b, int worker) {
-    rescoring_scratch& own = rescoring[static_cast<std::size_t>(worker)];
-    own.worker = worker;
-    // Reported as late as it can be, when the block is about to write: until then the caller
-    // may still put memory into the block's rows. Blocks are taken in order, but may reach this
-    // lock out of it.
-    const auto before_writing = [&] {
-      if (!options.rows_started) return;
-      std::lock_guard<std::mutex> lock(report_mutex);
-      const Index end = block_stretch(context, b).second;
-      if (end > started) options.rows_started(started = end);
-    };
-    const Index m = run_block(context, policy, b, workers[static_cast<std::size_t>(worker)], own, before_writing);
-    std::lock_guard<std::mutex> lock(report_mutex);
-    rows_done += m;
-    if (options.progress) options.progress(rows_done, context.plan.n_missing);
-    finished[static_cast<std::size_t>(b)] = true;
-    const Index before = prefix;
-    while (prefix < context.plan.blocks.count && finished[static_cast<std::size_t>(prefix)]) ++prefix;
-    if (options.rows_finished && prefix > before) options.rows_finished(block_stretch(context, prefix - 1).second);
-  });
-  rescoring_counts total;
-  for (const rescoring_scratch& own : rescoring) {
-    total.rows += own.counts.rows;
-    total.candidates += own.counts.candidates;
-  }
-  return total;
-}
-
-/// The whole synthesis, stage by stage (see the top of this header).
-/// The stages after validation, for checked rows; `compact_output`: see block_context.
+/// One synthesis, for validated and screened rows: a pass of one job (synthesis_pass.hpp).
+/// `compact_output`: see block_context.
 template <class Policy>
 synthesis_report synthesize_checked(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                                     const vocabulary_overlap& overlap, const rows_to_write& rows, const Policy& policy,
                                     int threads, const synthesis_options& options, bool compact_output,
                                     const char* context) {
-  synthesis_report report;
-  overlap_panels panels(pairs.size());
-  // A map is fitted first: a lambda it must refuse is refused before anything is written.
-  if constexpr (stages_of<Policy>.weigh == weigher::query_norms)
-    if (!rows.missing.empty())
-      report.maps = fit_linear_maps(panels.projection, pairs, helper, overlap, double(policy.lambda), threads, context);
-  const overlap_scan scan = scan_overlap(pairs, helper, overlap, threads);
-  report.overlap = overlap.size();
-  report.median_source_row_norm = scan.median_source_row_norm;
-  report.copied_rows = rows.copy_end - rows.copy_begin;
-  report.synthesized_rows = Index(rows.missing.size());
-  if (rows.missing.empty()) {  // copies only (the blocks make them otherwise)
-    std::vector<float> scratch(static_cast<std::size_t>(widest_source(pairs)));
-    if (options.rows_started) options.rows_started(rows.last);
-    copy_overlap_rows(pairs, overlap, {rows.copy_begin, rows.copy_end}, scratch.data());
-    if (options.rows_finished) options.rows_finished(rows.last);
-    return report;
-  }
-
-  const synthesis_plan plan = plan_synthesis(policy, pairs, helper.cols(), overlap.size(), Index(rows.missing.size()),
-                                             threads, options.tile_bytes);
-  prepare_panels(panels, plan, stages_of<Policy>.combine, pairs, helper, overlap, scan.inverse_norm, threads);
-  std::unique_ptr<prepared_similarity> product;
-  if (plan.k_max > 0 && !plan.pursuit) {  // neighbour lists: a policy's own, or a map's neighbour norms
-    if (options.product) {
-      product = prepare_product(*options.product, plan, panels, helper, overlap, scan.inverse_norm, threads);
-      report.similarity_product = options.product->name();
-    }
-  }
-  row_outcomes outcomes(rows.padding);
-  const rescoring_counts rescored = run_blocks(
-      block_context{pairs, helper, overlap, rows, plan, scan, panels, outcomes, product.get(), compact_output},
-      policy, threads, options);
-  product.reset();
-  report.rescored_rows = rescored.rows;
-  report.rescored_candidates = rescored.candidates;
-  summarise_rows(outcomes, report);
-  return report;
+  const std::vector<pass_job<Policy>> jobs{{policy, pairs}};
+  return std::move(run_pass(jobs, helper, overlap, rows, threads, options, compact_output, context).front());
 }
 
 template <class Policy>
@@ -412,6 +244,50 @@ synthesis_report synthesize_rows(const Source& source, const Helper& helper, con
                                  const synthesis_options& options = {}) {
   return detail::run_synthesis(detail::pairs_of(source, output, more), helper, overlap, policy, options,
                                "clp::synthesize_rows");
+}
+
+/// Runs several syntheses of the same missing rows, one per job, in one pass: each block of
+/// missing rows' cosines with the overlap, the one large product of most weightings, is formed
+/// once and read by every job's weighting, so scoring or comparing k weightings costs about one
+/// product instead of k. Each job's output and report are bit for bit those of its own
+/// synthesize_rows call with the same options, with one exception: options.product (a caller's
+/// similarity product) forms the pass's cosines only when every job that reads cosines reads
+/// only neighbour lists (top-k, softmax, least_squares_map's neighbour norms); otherwise the
+/// float32 product serves every job, and the reports say "float32".
+///
+/// @param[in]     helper   #target_rows by d_helper, as for synthesize_rows
+/// @param[in]     overlap  as for synthesize_rows
+/// @param[in,out] jobs     the syntheses: per job a weighting, a source (#source_rows by
+///                         d_source) and an output (#target_rows by d_source) or none
+/// @param[in]     options  threads, tile budget (each job's plan gets the whole budget), row
+///                         range, progress (once per block, for all jobs), product
+/// @returns one report per job, in order
+/// @throws clp::invalid_argument for no jobs, and as synthesize_rows for each job (the facts'
+///         argument names the job: "jobs[1] source"); clp::non_finite_input as synthesize_rows;
+///         the context is "clp::synthesize_each". Nothing is written then.
+template <class Helper>
+std::vector<synthesis_report> synthesize_each(const Helper& helper, const vocabulary_overlap& overlap,
+                                              const std::vector<synthesis_job>& jobs,
+                                              const synthesis_options& options = {}) {
+  constexpr const char* context = "clp::synthesize_each";
+  if (jobs.empty()) throw invalid_argument(error_facts::in(context).with_argument("jobs"), "is empty");
+  const matrix_view<const void> helper_view = make_view(helper);
+  std::vector<detail::pass_job<weighting>> pass;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const std::string name = "jobs[" + std::to_string(j) + "] ";
+    pass.push_back({jobs[j].policy(),
+                    {{jobs[j].source(), jobs[j].output(), name + "source", name + "output", jobs[j].report_only()}}});
+    detail::validate_shapes(pass.back().pairs, helper_view, overlap, context);
+  }
+  const detail::rows_to_write rows =
+      detail::select_rows(overlap, options.first_row, options.last_row, helper_view.rows(), context);
+  const int threads = resolve_threads(options.threads);
+  for (std::size_t j = 0; j < pass.size(); ++j) {
+    bool screened = false;  // a source screened for an earlier job needs no second screen
+    for (std::size_t i = 0; i < j && !screened; ++i) screened = detail::same_sources(pass[i].pairs, pass[j].pairs);
+    if (!screened) detail::screen_inputs(pass[j].pairs, helper_view, overlap, rows.missing, threads, context);
+  }
+  return detail::run_pass(pass, helper_view, overlap, rows, threads, options, false, context);
 }
 
 }  // namespace clp

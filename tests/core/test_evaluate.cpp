@@ -112,8 +112,8 @@ TEST_CASE("evaluate: held-out rows and scores match the double oracle") {
   const problem p = make_problem(900, 700, 400, 12, 16, 17);
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
-  for (const clp::weighting& policy : std::vector<clp::weighting>{clp::top_k_weights{7}, clp::sparsemax_weights{},
-                                                                  clp::paper_weights{}, clp::least_squares_map{0.1, 0}}) {
+  for (const clp::weighting& policy : std::vector<clp::weighting>{
+           clp::top_k_weights{7}, clp::sparsemax_weights{}, clp::paper_weights{}, clp::least_squares_map{0.1, 0}}) {
     CAPTURE(fixtures::name_of(policy));
     clp::evaluation_options o;
     o.held_out_share = 0.2;
@@ -168,6 +168,43 @@ TEST_CASE("evaluate: an untied head is scored with the same weights; bfloat16 an
           doctest::Approx(
               oracle::cosine(want.row(Index(i)), head_values.row(p.overlap.source_ids[std::size_t(e.held_out[i])]), 6))
               .epsilon(1e-4));
+}
+
+TEST_CASE("evaluate_each: every weighting on one split, each result evaluate's for that weighting, bit for bit") {
+  const problem p = make_problem(900, 700, 400, 12, 16, 19);
+  const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
+  const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
+  const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(oracle::random_embeddings(700, 6, 0.2, 21)).m;
+  clp::omp_weights by_products{4};
+  by_products.max_gram_bytes = 0;
+  const std::vector<clp::weighting> policies{
+      clp::sparsemax_weights{}, clp::top_k_weights{7},    by_products,
+      clp::paper_weights{},     clp::least_squares_map{}, clp::clamped_weights{}};
+  clp::evaluation_options o;
+  o.held_out_share = 0.2;
+  o.seed = 5;
+  o.threads = 2;
+  o.tile_bytes = 1 << 20;
+  const clp::scored_matrices more{{"lm_head", head}};
+  const std::vector<clp::evaluation> each = clp::evaluate_each(source, helper, p.overlap, more, policies, o);
+  REQUIRE(each.size() == policies.size());
+  for (std::size_t j = 0; j < policies.size(); ++j) {
+    CAPTURE(fixtures::name_of(policies[j]));
+    const clp::evaluation alone = clp::evaluate(source, helper, p.overlap, more, policies[j], o);
+    CHECK(each[j].held_out == alone.held_out);
+    CHECK(each[j].kept == alone.kept);
+    REQUIRE(each[j].scores.size() == 2);
+    for (std::size_t s = 0; s < 2; ++s) {
+      CHECK(each[j].scores[s].name == alone.scores[s].name);
+      CHECK(each[j].scores[s].cosine == alone.scores[s].cosine);
+      CHECK(each[j].scores[s].relative_error == alone.scores[s].relative_error);
+      CHECK(each[j].scores[s].norm_ratio == alone.scores[s].norm_ratio);
+    }
+    CHECK(each[j].report.inflated_rows == alone.report.inflated_rows);
+    CHECK(each[j].report.effective_neighbours_median == alone.report.effective_neighbours_median);
+  }
+  CHECK(fixtures::error_of([&] { clp::evaluate_each(source, helper, p.overlap, std::vector<clp::weighting>{}); }) ==
+        "clp::evaluate_each: 'policies' is empty");
 }
 
 TEST_CASE("evaluate: refusals") {

@@ -315,6 +315,40 @@ TEST_CASE("similarity_product: weightings without neighbour lists ignore the pro
   }
 }
 
+TEST_CASE("similarity_product: in a pass of several jobs it serves only when every job reads neighbour lists") {
+  const problem p = clustered(700, 500, 24, 31);
+  const auto product = std::make_shared<emulated_bf16>();
+  clp::synthesis_options with = fixtures::options(2, 1 << 20);
+  with.product = product;
+  const clp::synthesis_options without = fixtures::options(2, 1 << 20);
+  const auto run_pass = [&](const std::vector<clp::weighting>& weightings, const clp::synthesis_options& options,
+                            const clp::synthesis_options& alone_options, const std::string& name) {
+    std::vector<row_major> outputs(weightings.size(), row_major::Zero(p.helper.rows(), p.source.cols()));
+    std::vector<clp::synthesis_job> jobs;
+    for (std::size_t j = 0; j < weightings.size(); ++j) jobs.emplace_back(weightings[j], p.source, outputs[j]);
+    const int before = product->prepared;
+    const auto reports = clp::synthesize_each(p.helper, p.overlap, jobs, options);
+    CHECK(product->prepared - before == (name == "emulated bf16" ? 1 : 0));  // made ready once for the pass
+    for (std::size_t j = 0; j < weightings.size(); ++j) {
+      CAPTURE(fixtures::name_of(weightings[j]));
+      row_major alone = row_major::Zero(p.helper.rows(), p.source.cols());
+      const auto own = clp::synthesize_rows(p.source, p.helper, p.overlap, alone, weightings[j], alone_options);
+      CHECK(fixtures::same_bits(outputs[j], alone));
+      CHECK(reports[j].rescored_rows == own.rescored_rows);
+      CHECK(reports[j].rescored_candidates == own.rescored_candidates);
+      if (std::holds_alternative<clp::top_k_weights>(weightings[j]) ||
+          std::holds_alternative<clp::softmax_weights>(weightings[j]))
+        CHECK(reports[j].similarity_product == name);
+    }
+  };
+  // Neighbour lists only (top-k at two k, softmax, the map's top-k row norms): the product
+  // forms the pass's cosines, each job rescoring its own candidates.
+  run_pass({clp::top_k_weights{5}, clp::softmax_weights{7, 0.1f}, clp::least_squares_map{}, clp::top_k_weights{12}},
+           with, with, "emulated bf16");
+  // With a weighting that reads whole rows, the float32 product serves every job.
+  run_pass({clp::top_k_weights{5}, clp::paper_weights{}, clp::least_squares_map{}}, with, without, "float32");
+}
+
 TEST_CASE("similarity_product: a candidate exactly at the cut is kept, one just below it is not") {
   clp::detail::rescoring_scratch s;
   // k = 2: the 2nd largest is 0.5; margin 0.125 puts the cut at exactly 0.25.

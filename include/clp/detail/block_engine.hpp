@@ -2,8 +2,9 @@
 #pragma once
 
 // Internal, synthesis: one block of missing rows through the stages, in the order they run:
-// queries, cosines, weights, per source the combination and the finished rows, and last the
-// copies (eq. 2) of the overlapping rows that lie between this block's rows and the next's. Which
+// queries and cosines (once per block for every job of a pass, synthesis_pass.hpp), then per
+// job its weights, per source the combination and the finished rows, and last the copies
+// (eq. 2) of the overlapping rows that lie between this block's rows and the next's. Which
 // weigher and combiner a policy gets is the engine's table (synthesis_plan.hpp), read here and
 // nowhere else.
 #include <clp/detail/internal_header_check.hpp>
@@ -17,6 +18,7 @@
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/weighing.hpp>
 #include <clp/element_type.hpp>
+#include <clp/similarity_product.hpp>
 #include <clp/weights.hpp>
 
 #include <algorithm>
@@ -36,48 +38,58 @@ inline std::pair<Index, Index> block_stretch(const block_context& context, Index
           next >= Index(missing.size()) ? context.rows.last : missing[std::size_t(next)]};
 }
 
-/// The block's weights, by the stage the policy's input calls for. A caller's product serves the
-/// neighbour lists: a neighbour-list policy's own, or top-k's for a map with neighbour norms.
+/// The block's similarities, once for every job of a pass: its normalised queries and, when a
+/// job reads them, their cosines with the overlap, by the caller's product (with each row's
+/// bound) or the library's float32 product. `context` is any job's: the fields this reads (the
+/// helper, the overlap, the plan's block height, residency and widths, the helper panels and
+/// norms) are the pass's.
+inline void form_similarities(const block_context& context, block_rows rows, const similarity_buffers& buffers,
+                              const prepared_similarity* product, int worker) {
+  const synthesis_plan& plan = context.plan;
+  normalise_queries(context, rows, buffers);
+  if (!plan.cosines) return;
+  if (product) {
+    std::fill(buffers.bound, buffers.bound + plan.blocks.rows, 0.0f);
+    product->multiply(buffers.queries, plan.blocks.rows, buffers.cosines, buffers.bound, worker);
+  } else {
+    form_cosines(context, buffers.queries, buffers.cosines, buffers.panel);
+  }
+}
+
+/// One job's weights for the block from the pass's similarities, by the stage the policy's
+/// input calls for. A caller's product serves the neighbour lists: a neighbour-list policy's
+/// own, or top-k's for a map with neighbour norms; `bound` is its bound per row.
 template <class Policy>
 void weigh_block(const block_context& context, const Policy& policy, block_rows rows, const block_buffers& buffers,
-                 rescoring_scratch& rescoring) {
+                 const float* bound, rescoring_scratch& rescoring) {
   constexpr stages stage = stages_of<Policy>;
+  flag_zero_norms(context, rows, buffers.query_norm);
   const auto weigh_neighbours = [&](const auto& lists) {
-    if (context.product) {  // the caller's product, and the rows' candidates rescored
-      weigh_by_product(context, lists, rows, buffers, rescoring);
-    } else {
-      form_cosines(context, buffers.queries, buffers);
+    if (context.product)  // the caller's product, and the rows' candidates rescored
+      weigh_by_product(context, lists, rows, buffers, bound, rescoring);
+    else
       weigh_rows(context, lists, rows, buffers);
-    }
   };
   if constexpr (stage.weigh == weigher::neighbour_lists) {
     weigh_neighbours(policy);
   } else if constexpr (stage.weigh == weigher::query_norms) {
     if (context.plan.norm_neighbours) weigh_neighbours(top_k_weights{context.plan.norm_neighbours});
     weigh_by_query_norms(context, rows, buffers);
+  } else if constexpr (stage.weigh == weigher::pursuit) {
+    pursue(context, double(policy.tolerance), rows, buffers);
   } else {
-    form_cosines(context, buffers.queries, buffers);
-    if constexpr (stage.weigh == weigher::pursuit)
-      pursue(context, double(policy.tolerance), rows, buffers);
-    else
-      weigh_rows(context, policy, rows, buffers);
+    weigh_rows(context, policy, rows, buffers);
   }
 }
 
-/// Block b (missing rows [b * block, ...), at most block of them, and the copies of its
-/// stretch) on a worker's scratch; returns its missing row count. `before_writing()` is called
-/// once, after the weights and before the block writes its first output row: the block's
-/// product and weighing, most of its time, write none.
-template <class Policy, class BeforeWriting>
-Index run_block(const block_context& context, const Policy& policy, Index b, block_scratch& scratch,
-                rescoring_scratch& rescoring, const BeforeWriting& before_writing) {
+/// One job's output rows of block b from its weights (per source: the combination, the scale
+/// or the fallback, the store), then the copies (eq. 2) of the block's stretch. A job that
+/// reports only stores nothing and copies nothing.
+template <class Policy>
+void write_block(const block_context& context, const Policy& /*policy*/, Index b, block_rows rows,
+                 const block_buffers& buffers) {
   constexpr stages stage = stages_of<Policy>;
   const synthesis_plan& plan = context.plan;
-  const block_buffers buffers = reserve_block(scratch, plan);
-  const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
-  normalise_queries(context, rows, buffers);
-  weigh_block(context, policy, rows, buffers, rescoring);
-  before_writing();
   // Padding rows carry no weight (their cosines are 0, as their query rows are). The products
   // below still run over the rows that fall back; their results are replaced.
   for (std::size_t p = 0; p < context.pairs.size(); ++p) {
@@ -89,7 +101,6 @@ Index run_block(const block_context& context, const Policy& policy, Index b, blo
   const auto [from, to] = block_stretch(context, b);
   copy_overlap_rows(context.pairs, context.overlap, copies_between(context.overlap, context.rows, from, to),
                     buffers.source_row);
-  return rows.m;
 }
 
 }  // namespace clp::detail

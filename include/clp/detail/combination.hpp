@@ -69,8 +69,8 @@ inline void combine_dense(const block_context& context, std::size_t p, const blo
   matrix_map result(buffers.accumulator, plan.blocks.rows, d);
   for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
     const Index pn = std::min(panel_rows, n_overlap - p0);
-    const float* a = context.panels.source[p].data() + p0 * d;
-    if (!plan.resident) {
+    const float* a = plan.sources_resident ? context.panels.source[p].data() + p0 * d : nullptr;
+    if (!plan.sources_resident) {
       gather_rows(source, context.overlap.source_ids.data() + p0, pn, buffers.panel);
       a = buffers.panel;
     }
@@ -133,7 +133,7 @@ inline void finish_rows(const block_context& context, std::size_t p, block_rows 
       std::copy(mean.begin(), mean.end(), out);
     else if (scale != 1.0f)
       for (Index c = 0; c < d; ++c) out[c] *= scale;
-    store_row(pair.output, context.compact_output ? Index(row) : context.rows.missing[row], out);
+    if (!pair.report_only) store_row(pair.output, context.compact_output ? Index(row) : context.rows.missing[row], out);
     if (p == 0) context.outcomes.output_norm[row] = row_norm(out, d);
     // A map has no weights whose sizes could flag a row: its output does.
     if (p == 0 && context.plan.linear_map &&

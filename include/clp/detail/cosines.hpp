@@ -22,9 +22,10 @@
 
 namespace clp::detail {
 
-/// Normalised helper rows of the block; rows past m are zero (padding to the block height). A
-/// zero row is flagged zero_norm; the pursuit keeps every row's norm.
-inline void normalise_queries(const block_context& context, block_rows rows, const block_buffers& buffers) {
+/// Normalised helper rows of the block and their norms; rows past m are zero (padding to the
+/// block height). Done once per block for every job of a pass: each job flags its zero rows
+/// (flag_zero_norms).
+inline void normalise_queries(const block_context& context, block_rows rows, const similarity_buffers& buffers) {
   const synthesis_plan& plan = context.plan;
   float* const queries = buffers.queries;
   const Index d_helper = plan.d_helper;
@@ -33,32 +34,37 @@ inline void normalise_queries(const block_context& context, block_rows rows, con
     float* q = queries + i * d_helper;
     load_row(context.helper, context.rows.missing[std::size_t(rows.row0 + i)], q);
     const double norm = row_norm(q, d_helper);
-    if (plan.pursuit) buffers.query_norm[i] = static_cast<float>(norm);
-    if (norm > 0) {
+    buffers.query_norm[i] = static_cast<float>(norm);
+    if (buffers.query_norm[i] > 0) {
       const float inverse = static_cast<float>(1.0 / norm);
       for (Index c = 0; c < d_helper; ++c) q[c] *= inverse;
-    } else {
-      context.outcomes.flags[std::size_t(rows.row0 + i)] |= zero_norm;
     }
   }
 }
 
+/// A zero helper row is flagged zero_norm, in one job's outcomes.
+inline void flag_zero_norms(const block_context& context, block_rows rows, const float* query_norm) {
+  for (Index i = 0; i < rows.m; ++i)
+    if (!(query_norm[i] > 0)) context.outcomes.flags[std::size_t(rows.row0 + i)] |= zero_norm;
+}
+
 /// The block's rows `left` (block x d_helper) times the normalised overlapping helper rows,
-/// panel by panel of the overlap, into the cosine block: the cosines for the normalised
-/// queries, a pursuit's correlations for its residuals.
-inline void form_cosines(const block_context& context, const float* left, const block_buffers& buffers) {
+/// panel by panel of the overlap, into `cosines` (block x n_overlap): the cosines for the
+/// normalised queries, a pursuit's correlations for its residuals. `panel` (panel_rows x
+/// d_helper at least) holds a gathered panel when the panels are not resident.
+inline void form_cosines(const block_context& context, const float* left, float* cosines, float* panel) {
   const synthesis_plan& plan = context.plan;
   const Index n_overlap = plan.n_overlap;
   const Index d_helper = plan.d_helper;
   const const_matrix_map queries(left, plan.blocks.rows, d_helper);
   for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
     const Index pn = std::min(panel_rows, n_overlap - p0);
-    const float* h = context.panels.helper.data() + p0 * d_helper;
-    if (!plan.resident) {
-      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, p0, pn, buffers.panel);
-      h = buffers.panel;
-    }
-    strided_map(buffers.cosines + p0, plan.blocks.rows, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
+    const float* h = panel;
+    if (plan.resident)
+      h = context.panels.helper + p0 * d_helper;
+    else
+      gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, p0, pn, panel);
+    strided_map(cosines + p0, plan.blocks.rows, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
         queries * const_matrix_map(h, pn, d_helper).transpose();
   }
 }

@@ -2,10 +2,11 @@
 #pragma once
 
 // Internal, synthesis: what the blocks share about the overlap, prepared once before they run.
-// The overlap's normalised helper rows (and, for a dense combine, its source rows) gathered as
-// float32 panels when they fit the budget; P = sum_j n_j a_j^T per source for scaled cosines;
-// the Gram matrix of the normalised helper rows for Batch-OMP. Each is summed panel by panel
-// in a fixed order, so its bits do not depend on the thread count.
+// The overlap's normalised helper rows gathered as float32 panels when they fit the budget (once
+// per pass, shared by its jobs: synthesis_pass.hpp); per job, a dense combine's source rows
+// likewise, P = sum_j n_j a_j^T per source for scaled cosines, and the Gram matrix of the
+// normalised helper rows for Batch-OMP. Each is summed panel by panel in a fixed order, so its
+// bits do not depend on the thread count.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/rows.hpp>
@@ -27,8 +28,9 @@ namespace clp::detail {
 
 struct overlap_panels {
   explicit overlap_panels(std::size_t sources) : source(sources), projection(sources) {}
-  scratch_buffer<float> helper;                   ///< resident: n_overlap x d_helper, normalised
-  std::vector<scratch_buffer<float>> source;      ///< resident, dense combine: per source
+  /// Resident: n_overlap x d_helper, normalised; the pass's rows (every job reads the same ones).
+  const float* helper = nullptr;
+  std::vector<scratch_buffer<float>> source;      ///< sources_resident, dense combine: per source
   std::vector<scratch_buffer<float>> projection;  ///< projected combine: P (or the map W) per source
   scratch_buffer<float> gram;                     ///< Batch-OMP: n_overlap x n_overlap
 };
@@ -44,24 +46,30 @@ inline void gather_helper_panel(const matrix_view<const void>& helper, const voc
   }
 }
 
-/// The resident panels, gathered in parallel, panel by panel.
-inline void gather_resident_panels(overlap_panels& panels, combiner combine, const std::vector<source_output>& pairs,
-                                   const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
-                                   const std::vector<float>& inverse_norm, int threads) {
+/// The overlap's normalised helper rows, n_overlap x d_helper, gathered in parallel, panel by
+/// panel, into `into`.
+inline void gather_helper_rows(const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                               const std::vector<float>& inverse_norm, float* into, int threads) {
   const Index n_overlap = overlap.size();
-  const bool sources = combine == combiner::dense;
-  panels.helper.reserve(std::size_t(n_overlap * helper.cols()));
-  if (sources)
-    for (std::size_t p = 0; p < pairs.size(); ++p)
-      panels.source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols()));
+  parallel_for(ceil_div(n_overlap, panel_rows), threads, [&](Index panel, int) {
+    const Index p0 = panel * panel_rows;
+    gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n_overlap - p0),
+                        into + p0 * helper.cols());
+  });
+}
+
+/// A dense combine's resident source panels, gathered in parallel, panel by panel.
+inline void gather_source_panels(overlap_panels& panels, const std::vector<source_output>& pairs,
+                                 const vocabulary_overlap& overlap, int threads) {
+  const Index n_overlap = overlap.size();
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    panels.source[p].reserve(std::size_t(n_overlap * pairs[p].source.cols()));
   parallel_for(ceil_div(n_overlap, panel_rows), threads, [&](Index panel, int) {
     const Index p0 = panel * panel_rows;
     const Index pn = std::min(panel_rows, n_overlap - p0);
-    gather_helper_panel(helper, overlap, inverse_norm, p0, pn, panels.helper.data() + p0 * helper.cols());
-    if (sources)
-      for (std::size_t p = 0; p < pairs.size(); ++p)
-        gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
-                    panels.source[p].data() + p0 * pairs[p].source.cols());
+    for (std::size_t p = 0; p < pairs.size(); ++p)
+      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn,
+                  panels.source[p].data() + p0 * pairs[p].source.cols());
   });
 }
 
@@ -84,12 +92,9 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
     float* const into = panels.projection[p].reserve(std::size_t(d_helper * d));
     for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
       const Index pn = std::min(panel_rows, n_overlap - p0);
-      const float* h = panels.helper.data() + p0 * d_helper;
-      if (!resident) {
-        gather_helper_panel(helper, overlap, inverse_norm, p0, pn,
-                            helper_panel.reserve(std::size_t(panel_rows * d_helper)));
-        h = helper_panel.data();
-      }
+      const float* h =
+          resident ? panels.helper + p0 * d_helper : helper_panel.reserve(std::size_t(panel_rows * d_helper));
+      if (!resident) gather_helper_panel(helper, overlap, inverse_norm, p0, pn, helper_panel.data());
       float* const a = source_panel.reserve(std::size_t(panel_rows * d));
       gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, a);
       parallel_for(ceil_div(d, chunk_cols), threads, [&](Index chunk, int) {
@@ -117,7 +122,7 @@ inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& 
   const Index d_helper = helper.cols();
   const Index n_panels = ceil_div(n_overlap, panel_rows);
   scratch_buffer<float> gathered;
-  const float* rows = panels.helper.data();
+  const float* rows = panels.helper;
   if (!resident) {
     float* const into = gathered.reserve(std::size_t(n_overlap * d_helper));
     parallel_for(n_panels, threads, [&](Index panel, int) {
@@ -136,11 +141,12 @@ inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& 
   });
 }
 
-/// Everything the plan says the blocks share, prepared.
-inline void prepare_panels(overlap_panels& panels, const synthesis_plan& plan, combiner combine,
-                           const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                           const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
-  if (plan.resident) gather_resident_panels(panels, combine, pairs, helper, overlap, inverse_norm, threads);
+/// Everything the plan says one job's blocks share, prepared (the helper rows are the pass's,
+/// in panels.helper when resident).
+inline void prepare_job_panels(overlap_panels& panels, const synthesis_plan& plan, combiner combine,
+                               const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                               const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
+  if (plan.sources_resident && combine == combiner::dense) gather_source_panels(panels, pairs, overlap, threads);
   // A least-squares map's W is fitted before the plan (linear_map.hpp).
   if (combine == combiner::projected && !plan.linear_map)
     compute_projections(panels, pairs, helper, overlap, inverse_norm, plan.resident, threads);

@@ -64,7 +64,7 @@ struct pursuit_state {
 /// with the same arithmetic).
 inline const float* atom(const block_context& context, Index j, float* into) {
   const Index d_helper = context.plan.d_helper;
-  if (context.plan.resident) return context.panels.helper.data() + j * d_helper;
+  if (context.plan.resident) return context.panels.helper + j * d_helper;
   load_row(context.helper, context.overlap.target_ids[std::size_t(j)], into);
   for (Index c = 0; c < d_helper; ++c) into[c] *= context.scan.inverse_norm[std::size_t(j)];
   return into;
@@ -217,7 +217,7 @@ inline void pursue_by_products(const block_context& context, double tolerance, I
     for (Index i = 0; i < m; ++i)
       if (!state.active[std::size_t(i)])
         std::fill(buffers.residuals + i * d_helper, buffers.residuals + (i + 1) * d_helper, 0.0f);
-    form_cosines(context, buffers.residuals, buffers);
+    form_cosines(context, buffers.residuals, buffers.cosines, buffers.panel);
   }
 }
 

@@ -43,7 +43,7 @@ struct rescoring_counts {
 
 /// A worker's rescoring buffers and counts, reused from block to block.
 struct rescoring_scratch {
-  scratch_buffer<float> bound, value, row, top_value, other_value, chunk_max;
+  scratch_buffer<float> value, row, top_value, other_value, chunk_max;
   scratch_buffer<Index> candidate, top_id, other;
   scratch_buffer<scored_row> heap;
   rescoring_counts counts;
@@ -69,15 +69,15 @@ inline float rescored_cosine(const float* a, const float* b, Index d) {
 /// most (1 + 2^-20)^2, and d double roundings, both generously rounded up.
 inline double rescoring_error(Index d) { return 0x1.0p-23 + double(d) * 0x1.0p-50; }
 
-/// The product made ready: over the resident overlap panels, or (panels not shared) over the
-/// normalised overlap rows gathered into a temporary that lives only during prepare.
+/// The product made ready: over the pass's resident helper rows (`resident_rows`), or (none)
+/// over the normalised overlap rows gathered into a temporary that lives only during prepare.
 inline std::unique_ptr<prepared_similarity> prepare_product(const similarity_product& product,
-                                                            const synthesis_plan& plan, const overlap_panels& panels,
+                                                            const synthesis_plan& plan, const float* resident_rows,
                                                             const matrix_view<const void>& helper,
                                                             const vocabulary_overlap& overlap,
                                                             const std::vector<float>& inverse_norm, int threads) {
   const Index n = plan.n_overlap, d = plan.d_helper;
-  if (plan.resident) return product.prepare(panels.helper.data(), n, d, plan.blocks.rows, threads);
+  if (resident_rows != nullptr) return product.prepare(resident_rows, n, d, plan.blocks.rows, threads);
   std::vector<float> rows(std::size_t(n * d));
   for (Index p0 = 0; p0 < n; p0 += panel_rows)
     gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n - p0), rows.data() + p0 * d);
@@ -147,7 +147,7 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
 /// Overlap row j as normalised float32: the resident panel's row, or (panels not shared) row j
 /// gathered into `scratch`.
 inline const float* overlap_row(const block_context& context, Index j, float* scratch) {
-  if (context.plan.resident) return context.panels.helper.data() + j * context.plan.d_helper;
+  if (context.plan.resident) return context.panels.helper + j * context.plan.d_helper;
   gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, scratch);
   return scratch;
 }
@@ -156,8 +156,7 @@ inline const float* overlap_row(const block_context& context, Index j, float* sc
 /// rows scattered over the whole overlap, and waiting for each was most of its time.
 inline void prefetch_overlap_row(const block_context& context, Index j) {
   if (context.plan.resident)
-    prefetch(context.panels.helper.data() + j * context.plan.d_helper,
-             std::size_t(context.plan.d_helper) * sizeof(float));
+    prefetch(context.panels.helper + j * context.plan.d_helper, std::size_t(context.plan.d_helper) * sizeof(float));
 }
 
 /// The rescored cosines of query row `query` with overlap rows ids[0..n), into value[0..n);
@@ -213,11 +212,11 @@ inline Index narrow_and_rescore(const block_context& context, const float* query
   return kept;
 }
 
-/// Row i of the block (missing position `row`), whose product cosines have bound b > 0: the
+/// Row i of the block (missing position `row`), whose product cosines have `bound` > 0: the
 /// policy chooses among the rescored candidates; its choices are mapped back to overlap
 /// positions.
 template <class Policy>
-void weigh_rescored_row(const block_context& context, const Policy& policy, Index row, Index i,
+void weigh_rescored_row(const block_context& context, const Policy& policy, Index row, Index i, float bound,
                         const block_buffers& buffers, rescoring_scratch& s) {
   const Index n_overlap = context.plan.n_overlap, k_max = context.plan.k_max, d = context.plan.d_helper;
   const float* const cosines = buffers.cosines + i * n_overlap;
@@ -227,7 +226,7 @@ void weigh_rescored_row(const block_context& context, const Policy& policy, Inde
   Index& count = buffers.counts[i];
   count = 0;
   if (!(flag & zero_norm) && k_max > 0) {
-    const double margin = double(s.bound.data()[i]) + rescoring_error(d);
+    const double margin = double(bound) + rescoring_error(d);
     const Index collected = collect_candidates(cosines, n_overlap, k_max, margin, s, sum);
     const Index candidates = narrow_and_rescore(context, buffers.queries + i * d, cosines, collected, k_max, margin, s);
     const float* const value = s.value.data();
@@ -245,17 +244,15 @@ void weigh_rescored_row(const block_context& context, const Policy& policy, Inde
   record_weights(context.outcomes, row, n_overlap, {chosen.sum_abs, chosen.sum_squares});
 }
 
-/// The block's cosines by the caller's product, and its rows weighed: rows the product marks
-/// exact (bound 0) as the float32 path weighs them, the others through their candidates.
+/// The block's rows weighed from the caller's product's cosines and their bounds (`bound`, one
+/// per row of the block): rows the product marks exact (bound 0) as the float32 path weighs
+/// them, the others through their candidates.
 template <class Policy>
 void weigh_by_product(const block_context& context, const Policy& policy, block_rows rows, const block_buffers& buffers,
-                      rescoring_scratch& s) {
-  float* const bound = s.bound.reserve(std::size_t(context.plan.blocks.rows));
-  std::fill(bound, bound + context.plan.blocks.rows, 0.0f);
-  context.product->multiply(buffers.queries, context.plan.blocks.rows, buffers.cosines, bound, s.worker);
+                      const float* bound, rescoring_scratch& s) {
   for (Index i = 0; i < rows.m; ++i) {
     if (bound[i] > 0)
-      weigh_rescored_row(context, policy, rows.row0 + i, i, buffers, s);
+      weigh_rescored_row(context, policy, rows.row0 + i, i, bound[i], buffers, s);
     else
       weigh_neighbour_row(context, policy, rows.row0 + i, i, buffers);
   }

@@ -27,7 +27,15 @@ struct source_output {
   matrix_view<void> output;
   std::string source_name = "source";
   std::string output_name = "output";
+  /// No output: the rows are made and measured for the report, and not stored (a job of a pass
+  /// that only reports, clp::synthesis_job).
+  bool report_only = false;
 };
+
+/// Whether a synthesis writes its pairs' outputs (a job of a pass may report only).
+inline bool writes_output(const std::vector<source_output>& pairs) {
+  return std::any_of(pairs.begin(), pairs.end(), [](const source_output& pair) { return !pair.report_only; });
+}
 
 /// The most columns a source has: what a row buffer that serves every pair holds.
 inline Index widest_source(const std::vector<source_output>& pairs) {
@@ -50,10 +58,13 @@ inline void validate_shapes(const std::vector<source_output>& pairs, const matri
   check_sorted_ids(overlap.unnamed_ids, helper.rows(), "unnamed target", "helper", context);
   if (!std::includes(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
                      overlap.unnamed_ids.end()))
-    throw invalid_argument(error_facts::in(context).with_argument("overlap"), "has unnamed ids that are not missing ids");
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
+                           "has unnamed ids that are not missing ids");
   for (const source_output& pair : pairs) {
-    check_rows(pair.output.rows(), helper.rows(), pair.output_name, "helper", context);
-    check_columns(pair.output.cols(), pair.source.cols(), pair.output_name, pair.source_name, context);
+    if (!pair.report_only) {
+      check_rows(pair.output.rows(), helper.rows(), pair.output_name, "helper", context);
+      check_columns(pair.output.cols(), pair.source.cols(), pair.output_name, pair.source_name, context);
+    }
     check_ids(overlap.source_ids, pair.source.rows(), "overlap source", pair.source_name, context);
   }
 }
@@ -73,9 +84,9 @@ inline rows_to_write select_rows(const vocabulary_overlap& overlap, Index first_
   const Index first = first_row;
   const Index last = last_row < 0 ? target_rows : last_row;
   if (first < 0 || first > last || last > target_rows)
-    throw invalid_argument(error_facts::in(context).with_argument("options"), "row range [" + std::to_string(first) + ", " +
-                                                                     std::to_string(last) + ") is outside the " +
-                                                                     std::to_string(target_rows) + " target rows");
+    throw invalid_argument(error_facts::in(context).with_argument("options"),
+                           "row range [" + std::to_string(first) + ", " + std::to_string(last) + ") is outside the " +
+                               std::to_string(target_rows) + " target rows");
   const auto position = [](const std::vector<Index>& ids, Index row) {
     return Index(std::lower_bound(ids.begin(), ids.end(), row) - ids.begin());
   };
@@ -112,8 +123,9 @@ inline std::pair<Index, Index> copies_between(const vocabulary_overlap& overlap,
 inline void copy_overlap_rows(const std::vector<source_output>& pairs, const vocabulary_overlap& overlap,
                               std::pair<Index, Index> entries, float* scratch) {
   for (const source_output& pair : pairs)
-    for (Index j = entries.first; j < entries.second; ++j)
-      copy_row(pair.source, overlap.source_ids[j], pair.output, overlap.target_ids[j], scratch);
+    if (!pair.report_only)
+      for (Index j = entries.first; j < entries.second; ++j)
+        copy_row(pair.source, overlap.source_ids[j], pair.output, overlap.target_ids[j], scratch);
 }
 
 /// The NaN screen of every row the synthesis reads.

@@ -81,15 +81,18 @@ Index norm_neighbours_of(const Policy& policy) {
 struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
-  Index k_max = 0;       ///< neighbours per row (a neighbour-list combine), else 0
-  bool pursuit = false;  ///< the pursuit weighs the blocks
-  bool gram = false;     ///< pursuit: Batch-OMP with the overlap's Gram matrix (the policy's max_gram_bytes)
-  bool cosines = true;   ///< the blocks form cosines (and so read the overlap's normalised helper panels)
-  bool linear_map = false;     ///< a least-squares map: W is fitted before the plan, not prepared by it
-  Index norm_neighbours = 0;   ///< a map whose rows take their top-k rows' norms: that k, else 0
-  /// The overlap panels are gathered once and shared by every block (else each block gathers
-  /// them panel by panel into its own panel of panel_width floats per row).
+  Index k_max = 0;            ///< neighbours per row (a neighbour-list combine), else 0
+  bool pursuit = false;       ///< the pursuit weighs the blocks
+  bool gram = false;          ///< pursuit: Batch-OMP with the overlap's Gram matrix (the policy's max_gram_bytes)
+  bool cosines = true;        ///< the blocks form cosines (and so read the overlap's normalised helper panels)
+  bool linear_map = false;    ///< a least-squares map: W is fitted before the plan, not prepared by it
+  Index norm_neighbours = 0;  ///< a map whose rows take their top-k rows' norms: that k, else 0
+  /// The overlap's helper panels are gathered once and shared by every block (else each block
+  /// gathers them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
+  /// A dense combine's source panels likewise. One synthesis decides both together; a pass of
+  /// several jobs shares the helper panels and leaves each job its own decision here.
+  bool sources_resident = false;
   Index panel_width = 0;
   block_plan blocks;
 };
@@ -127,6 +130,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   const Index budget = std::max<Index>(0, static_cast<Index>(tile_bytes / sizeof(float)) - projection_floats);
   // Without cosines the blocks read no overlap panel: nothing is gathered for them.
   plan.resident = plan.cosines && n_overlap * resident_width <= budget / 2;
+  plan.sources_resident = plan.resident;
   plan.panel_width = plan.resident || !plan.cosines ? 0 : std::max(d_helper, plan.d_source);
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
   const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
