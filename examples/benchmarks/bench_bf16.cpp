@@ -2,31 +2,34 @@
 //
 // bench_bf16: does a BF16 similarity product pay?
 //
-// The top-k weighting (the program's default) spends its only large product on the cosines
-// C = Q N^T of each block of missing rows: Q the block's normalised helper rows (480 x d),
-// N the normalised overlapping helper rows (|overlap| x d). This program measures
+// The top-k weighting (the program's default) spends its only large product on the cosines of
+// each block of missing rows with the overlapping rows. Every measurement of that work runs the
+// engine (clp::synthesize_rows with clp::top_k_weights) or the public hook
+// clp::similarity_product as the program's bf16 product implements it
+// (onednn_bf16_product.hpp); nothing here forms cosines, selects or rescores the engine's way.
 //
-//   --gemm       the 4096^3 ceilings: float32 (Eigen + OpenBLAS, as the programs are built)
-//                and bf16 x bf16 -> float32 (oneDNN), all threads;
-//   --speed      that product over all blocks, as synthesize.hpp runs it (blocks of at most 480
-//                rows, each worker a single-threaded float32 product panel by panel of 512
-//                overlap rows), against oneDNN bf16 x bf16 -> f32 matmuls of the same blocks
-//                (Q converted to bf16 per block inside the timing; N converted once, outside
-//                the timing and, in a second figure, inside it);
-//   --agreement  for two real model folders (the program's own vocabulary matching and
-//                embedding reader), how often each missing row's top-k neighbours and top-k
-//                weights differ between float32 cosines and cosines from bf16-rounded
-//                normalised rows with float accumulation (optionally both against float64).
+//   --gemm       the hardware's 4096^3 ceilings: float32 (Eigen + OpenBLAS, as the programs are
+//                built) and bf16 x bf16 -> float32 (oneDNN), all threads.
+//   --speed      the engine's top-k path on synthetic rows, float32 (no synthesis_options::
+//                product) against the bf16 product. The source has one column, so the
+//                combination reads one float per neighbour: the time is the product, each row's
+//                selection and, on the bf16 path, preparing the overlap and the float32
+//                rescoring. The hook is watched from outside (observed_product): its seconds
+//                inside the engine, the block height the engine asks for, the bounds. Also the
+//                hook alone, one block at a time on oneDNN's own threads.
+//   --agreement  two real model folders, read and matched as clp-transfer transfer does: how
+//                often each missing row's top-k neighbours and top_k_weights differ between the
+//                raw bf16 product (the hook's prepare and multiply, before rescoring) and the
+//                engine's float32 choice, between the engine's bf16 (rescored) and float32
+//                choices, and (--float64) each against a float64 referee of this program's own.
 //
-// Where this oneDNN has no bf16 matmul for the CPU (oneDNN 2.x needs AVX-512 for bf16), --gemm
-// and --speed time float32 alone and say why, and --agreement emulates the bf16 product
-// (--emulate forces that): the bf16-rounded rows widened back and multiplied in float32. A
-// product of two bf16 values is exact in float32, so this is the bf16 product up to the order
-// of the float32 sums.
+// The engine hands out no row's neighbours, so --agreement reads them back through a policy
+// (one_rank_of_top_k) that keeps the r-th of top_k_weights' k neighbours with its cosine as the
+// weight: on a source whose row j is (j, 1) the engine writes (cosine * j, cosine), neighbour and
+// cosine exactly. k syntheses per path give all k.
 //
-// Output: human-readable lines, then "RESULT key=value ..." lines for scripts.
-//
-// Built only when oneDNN (Debian: libdnnl-dev) is found; see CMakeLists.txt and README.md.
+// Output: human-readable lines, then "RESULT key=value ..." lines for scripts. Built only where
+// oneDNN (Debian: libdnnl-dev) is found; see CMakeLists.txt and README.md.
 
 #include <clp/clp.hpp>
 
@@ -39,11 +42,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <filesystem>
-#include <limits>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,7 @@
 #include "embedding.hpp"
 #include "hf_checkpoint.hpp"
 #include "io/hf_model.hpp"
+#include "onednn_bf16_product.hpp"
 #include "token_matching.hpp"
 
 namespace {
@@ -62,35 +65,8 @@ namespace {
 using clp::Index;
 using namespace clp_bench;
 using row_major_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using strided_map = Eigen::Map<row_major_matrix, 0, Eigen::OuterStride<>>;
-using bf16 = Eigen::bfloat16;
 using row_major_double = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// The shapes synthesize.hpp's engine gives its products (clp::synthesis_options documents them):
-// overlap panels of 512 rows, blocks of missing rows a multiple of 48 rows tall, at most 480
-// when the overlap's panels are shared. The products below are this program's own, shaped so.
-constexpr Index panel_rows = 512, block_quantum = 48, engine_max_block = 480;
-
-/// Rows per block and number of blocks.
-struct block_plan {
-  Index rows = block_quantum, count = 0;
-};
-
-/// Blocks for n_rows rows on `threads` workers, as the engine evens them out: at most max_rows
-/// tall (a multiple of block_quantum), and a multiple of `threads` blocks of equal height where
-/// the rows allow.
-block_plan even_blocks(Index n_rows, Index max_rows, int threads) {
-  const auto ceil_div = [](Index n, Index d) { return (n + d - 1) / d; };
-  const auto round_up = [&](Index n, Index step) { return ceil_div(n, step) * step; };
-  if (n_rows <= 0) return {};
-  Index rows = std::max(block_quantum, max_rows / block_quantum * block_quantum);
-  const Index blocks = std::min(round_up(ceil_div(n_rows, rows), threads), ceil_div(n_rows, block_quantum));
-  rows = round_up(ceil_div(n_rows, blocks), block_quantum);
-  return {rows, ceil_div(n_rows, rows)};
-}
-
-/// ||row||, summed in double.
-double row_norm(const float* row, Index n) { return Eigen::Map<const Eigen::VectorXf>(row, n).cast<double>().norm(); }
+using bf16 = Eigen::bfloat16;
 
 struct settings {
   std::string mode;
@@ -103,18 +79,12 @@ struct settings {
   std::filesystem::path source, helper;
   clp::token_match match = clp::token_match::bytes;
   bool match_given = false;
-  Index k = 10;
   bool float64 = false;
-  /// Cosines from bf16-rounded rows multiplied in float32 instead of oneDNN's bf16 product
-  /// (automatic where oneDNN has no bf16 matmul for this CPU).
-  bool emulate = false;
-  /// bf16 filter + float32 rescoring: candidates within this of the k-th bf16 cosine;
-  /// negative: twice the error bound of bf16 cosines (error_bound below).
-  double margin = -1;
   // all
+  Index k = 10;
   int threads = 2;
   int repeats = 3;
-  Index block = engine_max_block;
+  double tile_mb = 0;  // 0: the library's default
   std::uint64_t seed = 0;
 };
 
@@ -123,289 +93,269 @@ struct settings {
   std::fprintf(stderr,
                "usage: bench_bf16 --gemm [--size N] [--threads T] [--repeats R]\n"
                "       bench_bf16 --speed [--shape gpt2-xl|llama2-qwen3-exact|llama2-qwen3-bytes]\n"
-               "                  [--missing M] [--overlap N] [--dim D] [--threads T] [--repeats R] [--block B]\n"
+               "                  [--missing M] [--overlap N] [--dim D] [--k K] [--threads T] [--repeats R]\n"
+               "                  [--tile-mb MB] [--seed S]\n"
                "       bench_bf16 --agreement --source DIR --helper DIR [--match bytes|exact] [--k K]\n"
-               "                  [--float64] [--emulate] [--margin M (default: each row's bound, see row_margin)]\n"
-               "                  [--threads T]\n"
+               "                  [--float64] [--threads T] [--tile-mb MB]\n"
                "Threads default to 2 (this machine's cores); times are the median of the repeats.\n");
   std::exit(2);
 }
 
-long long parse_int(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0') usage(flag + " expects an integer, got '" + text + "'");
-  return value;
+long long parse_int(const std::string& flag, const char* text) { return parse_integer(flag, text, usage); }
+
+/// Missing rows x overlap x helper width: GPT2-XL (the benchmarks' synthetic shape), and a
+/// Llama-2-7B source given Qwen3's vocabulary through a 151,680 x 1,024 helper, matched
+/// exactly or by bytes (clp-transfer's default).
+void set_shape(settings& s, const std::string& name) {
+  s.shape_name = name;
+  if (name == "gpt2-xl")
+    s.missing = 38044, s.overlap = 12213, s.dim = 768;
+  else if (name == "llama2-qwen3-exact")
+    s.missing = 141114, s.overlap = 10566, s.dim = 1024;
+  else if (name == "llama2-qwen3-bytes")
+    s.missing = 122443, s.overlap = 29237, s.dim = 1024;
+  else
+    usage("unknown shape '" + name + "'");
 }
 
 settings parse(int argc, char** argv) {
   settings s;
+  Index threads = s.threads, repeats = s.repeats, seed = 0;
+  const std::pair<const char*, Index*> integers[] = {
+      {"--missing", &s.missing}, {"--overlap", &s.overlap}, {"--dim", &s.dim}, {"--size", &s.gemm_size}, {"--k", &s.k},
+      {"--threads", &threads},   {"--repeats", &repeats},   {"--seed", &seed}};
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> const char* {
       if (i + 1 >= argc) usage(flag + " expects a value");
       return argv[++i];
     };
-    if (flag == "--help" || flag == "-h")
-      usage("");
+    const auto integer = std::find_if(std::begin(integers), std::end(integers),
+                                      [&](const std::pair<const char*, Index*>& o) { return flag == o.first; });
+    if (integer != std::end(integers))
+      *integer->second = parse_int(flag, value());
     else if (flag == "--gemm" || flag == "--speed" || flag == "--agreement")
       s.mode = flag.substr(2);
-    else if (flag == "--shape") {
-      s.shape_name = value();
-      // Missing rows x overlap x helper width: GPT2-XL (the benchmarks' synthetic shape), and a
-      // Llama-2-7B source given Qwen3's vocabulary through a 151,680 x 1,024 helper, matched
-      // exactly or by bytes (clp-transfer's default).
-      if (s.shape_name == "gpt2-xl")
-        s.missing = 38044, s.overlap = 12213, s.dim = 768;
-      else if (s.shape_name == "llama2-qwen3-exact")
-        s.missing = 141114, s.overlap = 10566, s.dim = 1024;
-      else if (s.shape_name == "llama2-qwen3-bytes")
-        s.missing = 122443, s.overlap = 29237, s.dim = 1024;
-      else
-        usage("unknown shape '" + s.shape_name + "'");
-    } else if (flag == "--missing")
-      s.missing = parse_int(flag, value());
-    else if (flag == "--overlap")
-      s.overlap = parse_int(flag, value());
-    else if (flag == "--dim")
-      s.dim = parse_int(flag, value());
-    else if (flag == "--size")
-      s.gemm_size = parse_int(flag, value());
-    else if (flag == "--source")
-      s.source = value();
-    else if (flag == "--helper")
-      s.helper = value();
+    else if (flag == "--shape")
+      set_shape(s, value());
+    else if (flag == "--source" || flag == "--helper")
+      (flag == "--source" ? s.source : s.helper) = value();
     else if (flag == "--match") {
       const std::string name = value();
       if (name != "bytes" && name != "exact") usage("--match must be bytes or exact, not '" + name + "'");
       s.match = name == "bytes" ? clp::token_match::bytes : clp::token_match::exact;
       s.match_given = true;
-    } else if (flag == "--k")
-      s.k = parse_int(flag, value());
-    else if (flag == "--float64")
+    } else if (flag == "--float64")
       s.float64 = true;
-    else if (flag == "--emulate")
-      s.emulate = true;
-    else if (flag == "--margin")
-      s.margin = std::strtod(value(), nullptr);
-    else if (flag == "--threads")
-      s.threads = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--repeats")
-      s.repeats = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--block")
-      s.block = parse_int(flag, value());
-    else if (flag == "--seed")
-      s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
+    else if (flag == "--tile-mb")
+      s.tile_mb = std::strtod(value(), nullptr);
     else
-      usage("unknown option '" + flag + "'");
+      usage(flag == "--help" || flag == "-h" ? "" : "unknown option '" + flag + "'");
   }
+  s.threads = int(threads), s.repeats = int(repeats), s.seed = std::uint64_t(seed);
   if (s.mode.empty()) usage("give --gemm, --speed or --agreement");
-  if (s.threads < 1 || s.repeats < 1 || s.gemm_size < 1 || s.k < 1)
-    usage("invalid --threads, --repeats, --size or --k");
-  if (s.missing < 1 || s.overlap < 1 || s.dim < 1) usage("--missing, --overlap and --dim must be positive");
-  if (s.block < block_quantum || s.block % block_quantum) usage("--block must be a positive multiple of 48");
+  if (s.threads < 1 || s.repeats < 1 || s.gemm_size < 1 || s.k < 1 || s.tile_mb < 0)
+    usage("invalid --threads, --repeats, --size, --k or --tile-mb");
+  if (s.missing < 1 || s.overlap < s.k || s.dim < 1) usage("need --missing >= 1, --overlap >= k and --dim >= 1");
   if (s.mode == "agreement" && (s.source.empty() || s.helper.empty())) usage("--agreement needs --source and --helper");
   return s;
 }
 
-/// ||bf16(x) - x||, the rounding residual of n floats.
-double rounding_residual(const float* x, const bf16* rounded, Index n) {
-  double sum = 0;
-  for (Index i = 0; i < n; ++i) {
-    const double e = double(static_cast<float>(rounded[i])) - double(x[i]);
-    sum += e * e;
-  }
-  return std::sqrt(sum);
+/// The engine's options: threads, tile budget, and the similarity product (null: float32).
+clp::synthesis_options engine_options(const settings& s, std::shared_ptr<const clp::similarity_product> product) {
+  clp::synthesis_options options;
+  options.threads = s.threads;
+  if (s.tile_mb > 0) options.tile_bytes = static_cast<std::size_t>(s.tile_mb * 1024 * 1024);
+  options.product = std::move(product);
+  return options;
 }
 
-/// The rescoring margin of one query row. With q, n unit rows and their bf16 roundings
-/// q + dq, n + dn (||dq|| = r_q, every ||dn|| <= r_n; at most 2^-8 each, as bf16 keeps 8
-/// significant bits), |(q + dq).(n + dn) - q.n| = |dq.n + (q + dq).dn| <= r_q + (1 + r_q) r_n;
-/// the float sums of d terms (bf16 products are exact in float) and the float32 cosine itself
-/// add at most d 2^-24 each. Every row of the float32 top k then has a bf16 cosine within
-/// twice that bound of the k-th largest bf16 cosine: rescoring every row within the margin
-/// finds the float32 top k (up to float32's own rounding). --margin M fixes it instead.
-double row_margin(const settings& s, double r_q, double r_n, Index d) {
-  if (s.margin >= 0) return s.margin;
-  return 2.0 * (r_q + (1.0 + r_q) * r_n + 2.0 * double(d) * 0x1.0p-24);
+/// The engine's workers run their own products: BLAS single-threaded inside them; oneDNN's
+/// threads, where it runs outside them, an OpenMP team of `threads`.
+void set_threads(int threads) {
+  set_blas_threads(1);
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
 }
 
-// The bfloat16 conversions are the library's (clp::from_float32, clp::to_float32): bit for bit
-// Eigen's, vectorised.
-void narrow_bf16(const float* src, Index n, bf16* dst) { clp::from_float32(src, n, dst); }
-void widen_bf16(const bf16* src, Index n, float* dst) { clp::to_float32(src, n, dst); }
-
-// --- random inputs: as bench_synthesis draws helper rows (N(0, 1) plus one shared N(0, 1)
-// row), normalised. Counter-based streams (bench_support.hpp), so rows fill in parallel.
-
-// rows x cols, row-major, each row of unit norm (scaled as synthesize.hpp scales them).
-row_major_matrix normalised_rows(Index rows, Index cols, std::uint64_t seed, std::uint64_t stream, int threads) {
-  std::vector<float> shared(static_cast<std::size_t>(cols));
-  fill_standard_normal(shared.data(), cols, stream_key(seed, 0, ~std::uint64_t(0)));
-  row_major_matrix m(rows, cols);
-  clp::parallel_for(rows, threads, [&](Index r, int) {
-    float* row = m.data() + r * cols;
-    fill_standard_normal(row, cols, stream_key(seed, stream, std::uint64_t(r)));
-    for (Index c = 0; c < cols; ++c) row[c] += shared[std::size_t(c)];
-    const float inverse = static_cast<float>(1.0 / row_norm(row, cols));
-    for (Index c = 0; c < cols; ++c) row[c] *= inverse;
+/// Each row scaled to unit norm (its norm summed in double); a zero row stays zero.
+template <class Matrix>
+void normalise_rows(Matrix& m, int threads) {
+  clp::parallel_for(m.rows(), threads, [&](Index r, int) {
+    const double norm = m.row(r).template cast<double>().norm();
+    if (norm > 0) m.row(r) *= static_cast<typename Matrix::Scalar>(1.0 / norm);
   });
-  return m;
-}
-
-// --- the float32 cosine block exactly as synthesize.hpp's form_cosines forms it: the block's
-// rows (block x d) times the overlap rows, panel by panel, into a row-major block x n_overlap.
-void float_cosines(const float* queries, Index block, const float* overlap_rows, Index n_overlap, Index d,
-                   float* cosines) {
-  const Eigen::Map<const row_major_matrix> q(queries, block, d);
-  for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-    const Index pn = std::min(panel_rows, n_overlap - p0);
-    strided_map(cosines + p0, block, pn, Eigen::OuterStride<>(n_overlap)).noalias() =
-        q * Eigen::Map<const row_major_matrix>(overlap_rows + p0 * d, pn, d).transpose();
-  }
 }
 
 /// The instruction set oneDNN dispatches to on this CPU, by oneDNN's name for it.
 std::string cpu_isa_name() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
-  }
+  using isa = dnnl::cpu_isa;
+  const std::pair<isa, const char*> names[] = {{isa::avx2, "avx2"},
+                                               {isa::avx2_vnni, "avx2_vnni"},
+                                               {isa::avx512_core, "avx512_core"},
+                                               {isa::avx512_core_vnni, "avx512_core_vnni"},
+                                               {isa::avx512_core_bf16, "avx512_core_bf16"},
+                                               {isa::avx512_core_amx, "avx512_core_amx"}};
+  for (const auto& [value, name] : names)
+    if (value == dnnl::get_effective_cpu_isa()) return name;
+  return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
 }
 
-// --- oneDNN: C (m x n, f32, row-major) = A (m x k, bf16, row-major) B^T, B n x k bf16
-// row-major (so the weights are k x n in "ba" order), the weights reordered once into the
-// layout the implementation asks for.
-struct bf16_matmul {
+/// Says once why the bf16 product may be slow or missing here (see onednn_bf16_product.hpp).
+void say_bf16_support() {
+  const std::string reason = clp_transfer::onednn_bf16_unavailable_reason();
+  if (!reason.empty()) std::printf("bf16: %s; oneDNN emulates bf16 or has no bf16 matmul\n", reason.c_str());
+}
+
+// --- --gemm: the hardware's ceilings, nothing of the engine
+
+/// C (n x n, float32) = A B^T for bf16 A, B (n x n, row-major) through oneDNN's matmul, B
+/// reordered once into the layout the kernel picks.
+struct bf16_gemm {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
-  dnnl::memory weights;  // in pd.weights_desc()
-  Index m = 0, n = 0, k = 0;
+  dnnl::memory a, weights, c;
 
-  bf16_matmul(Index m_, Index n_, Index k_) : m(m_), n(n_), k(k_) {
+  bf16_gemm(Index n, bf16* a_data, bf16* b_data, float* c_data) {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
-    const dnnl::memory::desc a({m, k}, dt::bf16, tag::ab);
-    const dnnl::memory::desc b({k, n}, dt::bf16, tag::any);
-    const dnnl::memory::desc c({m, n}, dt::f32, tag::ab);
-    dnnl::primitive_attr attr;
-    // Each worker passes its own scratchpad, so workers can run the primitive at once.
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, engine);
+    const dnnl::memory::desc ad({n, n}, dt::bf16, tag::ab), bd({n, n}, dt::bf16, tag::any),
+        cd({n, n}, dt::f32, tag::ab);
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), engine);
     primitive = dnnl::matmul(pd);
-  }
-
-  std::string implementation() const { return pd.impl_info_str(); }
-  std::size_t scratchpad_bytes() const { return pd.scratchpad_desc().get_size(); }
-
-  /// B (n x k, row-major bf16) into the implementation's weight layout.
-  void set_weights(const bf16* b) {
-    using tag = dnnl::memory::format_tag;
-    using dt = dnnl::memory::data_type;
-    dnnl::memory user({{k, n}, dt::bf16, tag::ba}, engine, const_cast<bf16*>(b));
+    a = dnnl::memory(ad, engine, a_data);
+    c = dnnl::memory(cd, engine, c_data);
+    dnnl::memory user({{n, n}, dt::bf16, tag::ba}, engine, b_data);
     weights = dnnl::memory(pd.weights_desc(), engine);
     dnnl::stream stream(engine);
     dnnl::reorder(user, weights).execute(stream, user, weights);
     stream.wait();
   }
 
-  /// C = A B^T; `scratchpad` holds scratchpad_bytes().
-  void run(const bf16* a, float* c, void* scratchpad) const {
-    using tag = dnnl::memory::format_tag;
-    using dt = dnnl::memory::data_type;
+  void run() {
     dnnl::stream stream(engine);
-    dnnl::memory am({{m, k}, dt::bf16, tag::ab}, engine, const_cast<bf16*>(a));
-    dnnl::memory cm({{m, n}, dt::f32, tag::ab}, engine, c);
-    dnnl::memory sm(pd.scratchpad_desc(), engine, scratchpad);
-    primitive.execute(stream,
-                      {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+    primitive.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, c}});
     stream.wait();
   }
 };
-
-/// The oneDNN primitive for C (m x n) = A (m x k) B^T in bf16, or none where this oneDNN has
-/// no bf16 matmul for this CPU (oneDNN 2.x: bf16 needs AVX-512; the reason is printed once).
-std::unique_ptr<bf16_matmul> make_bf16_matmul(Index m, Index n, Index k) {
-  try {
-    return std::make_unique<bf16_matmul>(m, n, k);
-  } catch (const dnnl::error& e) {
-    static bool said = false;
-    if (!said) {
-      const dnnl_version_t* v = dnnl_version();
-      std::printf("bf16: oneDNN %d.%d.%d has no bf16 matmul on this CPU (%s; its bf16 kernels need AVX-512): %s\n",
-                  v->major, v->minor, v->patch, cpu_isa_name().c_str(), e.what());
-      said = true;
-    }
-    return nullptr;
-  }
-}
-
-// --- --gemm
 
 int run_gemm(const settings& s) {
   const Index n = s.gemm_size;
   const double flop = 2.0 * double(n) * double(n) * double(n);
   const int tries = std::max(s.repeats, 3);
-
-  set_blas_threads(s.threads);
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b;  // warm-up
-  double best_f32 = 1e300;
-  for (int r = 0; r < tries; ++r) {
-    const auto start = clock_type::now();
-    c.noalias() = a * b;
-    best_f32 = std::min(best_f32, seconds_since(start));
-  }
-
+  const double best_f32 = float32_gemm_seconds(n, s.threads, tries);
   std::printf("gemm %lld^3, %d threads: float32 (%s) best %.4f s = %.1f GFLOP/s\n", (long long)n, s.threads,
               blas_backend().c_str(), best_f32, flop / best_f32 / 1e9);
-
-  // oneDNN's own threads: an OpenMP team of s.threads.
 #ifdef _OPENMP
-  omp_set_num_threads(s.threads);
+  omp_set_num_threads(s.threads);  // oneDNN's own threads
 #endif
-  const std::unique_ptr<bf16_matmul> product = make_bf16_matmul(n, n, n);
   double best_bf16 = 0;
-  if (product) {
+  std::string implementation = "none";
+  try {
+    const Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n);
     std::vector<bf16> a16(std::size_t(n * n)), b16(std::size_t(n * n));
-    narrow_bf16(a.data(), n * n, a16.data());
-    narrow_bf16(b.data(), n * n, b16.data());
-    product->set_weights(b16.data());
-    std::vector<float> c32(std::size_t(n * n));
-    std::vector<std::byte> scratchpad(product->scratchpad_bytes() + 64);
-    product->run(a16.data(), c32.data(), scratchpad.data());  // warm-up
+    clp::from_float32(a.data(), n * n, a16.data());
+    clp::from_float32(b.data(), n * n, b16.data());
+    std::vector<float> c(std::size_t(n * n));
+    bf16_gemm gemm(n, a16.data(), b16.data(), c.data());
+    gemm.run();  // warm-up
     best_bf16 = 1e300;
     for (int r = 0; r < tries; ++r) {
       const auto start = clock_type::now();
-      product->run(a16.data(), c32.data(), scratchpad.data());
+      gemm.run();
       best_bf16 = std::min(best_bf16, seconds_since(start));
     }
+    implementation = gemm.pd.impl_info_str();
     std::printf("gemm %lld^3, %d threads: bf16 (oneDNN %s) best %.4f s = %.1f GFLOP/s\n", (long long)n, s.threads,
-                product->implementation().c_str(), best_bf16, flop / best_bf16 / 1e9);
+                implementation.c_str(), best_bf16, flop / best_bf16 / 1e9);
+  } catch (const dnnl::error& e) {
+    std::printf("bf16: oneDNN has no bf16 matmul on this CPU (%s): %s\n", cpu_isa_name().c_str(), e.what());
   }
   std::printf(
       "RESULT mode=gemm size=%lld threads=%d isa=%s f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f bf16_impl=%s "
       "bf16_seconds=%.6f bf16_gflops=%.2f\n",
       (long long)n, s.threads, cpu_isa_name().c_str(), blas_backend().c_str(), best_f32, flop / best_f32 / 1e9,
-      product ? product->implementation().c_str() : "none", best_bf16, product ? flop / best_bf16 / 1e9 : 0.0);
+      implementation.c_str(), best_bf16, best_bf16 > 0 ? flop / best_bf16 / 1e9 : 0.0);
   return 0;
+}
+
+// --- the bf16 product, watched through the hook
+
+/// The program's bf16 product, passed through unchanged, with what the engine asked of it
+/// recorded: the block height, the seconds spent preparing and multiplying (per worker), and the
+/// bounds returned for the rows that are not padding.
+class observed_product final : public clp::similarity_product {
+ public:
+  struct worker_tally {
+    double seconds = 0, bound_sum = 0;
+    Index blocks = 0, rows = 0;
+  };
+  struct tally {
+    Index max_block_rows = 0, preparations = 0;
+    double prepare_seconds = 0;
+    std::string implementation;
+    std::vector<worker_tally> workers;
+  };
+
+  std::string name() const override { return inner_.name(); }
+
+  std::unique_ptr<clp::prepared_similarity> prepare(const float* rows, Index n, Index d, Index max_block_rows,
+                                                    int threads) const override {
+    const auto start = clock_type::now();
+    auto ready = inner_.prepare(rows, n, d, max_block_rows, threads);
+    seen_.prepare_seconds += seconds_since(start);
+    ++seen_.preparations;
+    seen_.max_block_rows = max_block_rows;
+    if (const auto* onednn = dynamic_cast<const clp_transfer::onednn_bf16_product::ready*>(ready.get()))
+      seen_.implementation = onednn->implementation();
+    if (seen_.workers.size() < std::size_t(threads)) seen_.workers.resize(std::size_t(threads));
+    return std::make_unique<watched>(std::move(ready), d, seen_);
+  }
+
+  const tally& seen() const { return seen_; }
+
+ private:
+  class watched final : public clp::prepared_similarity {
+   public:
+    watched(std::unique_ptr<clp::prepared_similarity> inner, Index d, tally& seen)
+        : inner_(std::move(inner)), d_(d), seen_(seen) {}
+
+    void multiply(const float* queries, Index rows, float* cosines, float* bound, int worker) const override {
+      const auto start = clock_type::now();
+      inner_->multiply(queries, rows, cosines, bound, worker);
+      worker_tally& own = seen_.workers[std::size_t(worker)];
+      own.seconds += seconds_since(start);
+      ++own.blocks;
+      for (Index i = 0; i < rows; ++i) {
+        const float* q = queries + i * d_;
+        if (std::all_of(q, q + d_, [](float x) { return x == 0.0f; })) continue;  // padding
+        own.bound_sum += bound[i];
+        ++own.rows;
+      }
+    }
+
+   private:
+    std::unique_ptr<clp::prepared_similarity> inner_;
+    Index d_;
+    tally& seen_;
+  };
+
+  clp_transfer::onednn_bf16_product inner_;
+  mutable tally seen_;
+};
+
+/// The sums over the workers of an observed_product's tally.
+observed_product::worker_tally total_of(const observed_product::tally& seen) {
+  observed_product::worker_tally total;
+  for (const observed_product::worker_tally& w : seen.workers) {
+    total.seconds += w.seconds;
+    total.bound_sum += w.bound_sum;
+    total.blocks += w.blocks;
+    total.rows += w.rows;
+  }
+  return total;
 }
 
 // --- --speed
@@ -428,290 +378,280 @@ timed time_repeats(int repeats, Run run) {
   return {median(times), (cpu_seconds() - cpu_start) / wall};
 }
 
-/// The library's two cuts (clp/similarity_product.hpp) on one row of bf16 cosines c16: the
-/// row's top k by bf16 cosine (top[0..count)) recomputed as float32 dots of the normalised
-/// rows, R the smallest of them; then every other overlap row whose bf16 cosine is within half
-/// the margin (one bound) of R, recomputed too. Leaves the candidates in ids (ascending, so the
-/// library's tie order holds) and their float32 cosines in values.
-void rescore_candidates(const float* query, const row_major_matrix& overlap_rows, const float* c16, const Index* top,
-                        Index count, double margin, std::vector<Index>& ids, std::vector<float>& values) {
-  const Index n = overlap_rows.rows(), d = overlap_rows.cols();
-  const Eigen::Map<const Eigen::VectorXf> q(query, d);
-  auto rescored = [&](Index j) { return q.dot(Eigen::Map<const Eigen::VectorXf>(overlap_rows.data() + j * d, d)); };
-  std::vector<std::pair<Index, float>> best;  // the top k, ascending, with their float32 cosines
-  float smallest = std::numeric_limits<float>::infinity();
-  for (Index r = 0; r < count; ++r) {
-    best.emplace_back(top[r], rescored(top[r]));
-    smallest = std::min(smallest, best.back().second);
+/// --speed's synthetic transfer: helper rows N(0, 1) plus one shared N(0, 1) row (as
+/// bench_synthesis draws them), normalised, the first `overlap` of them overlapping and the
+/// rest missing; a source of one N(0, 1) column, so the combination costs next to nothing.
+struct speed_inputs {
+  row_major_matrix helper, source;
+  clp::vocabulary_overlap overlap;
+
+  explicit speed_inputs(const settings& s) {
+    const auto start = clock_type::now();
+    const Index n = s.overlap, rows = s.overlap + s.missing, d = s.dim;
+    std::vector<float> shared(static_cast<std::size_t>(d));
+    fill_standard_normal(shared.data(), d, stream_key(s.seed, 0, ~std::uint64_t(0)));
+    helper.resize(rows, d);
+    source.resize(n, 1);
+    clp::parallel_for(rows, s.threads, [&](Index r, int) {
+      fill_standard_normal(helper.row(r).data(), d, stream_key(s.seed, 1, std::uint64_t(r)));
+      helper.row(r) += Eigen::Map<const Eigen::RowVectorXf>(shared.data(), d);
+    });
+    normalise_rows(helper, s.threads);
+    for (Index j = 0; j < n; ++j) fill_standard_normal(source.data() + j, 1, stream_key(s.seed, 2, std::uint64_t(j)));
+    overlap.target_ids.resize(std::size_t(n));
+    std::iota(overlap.target_ids.begin(), overlap.target_ids.end(), Index(0));
+    overlap.source_ids = overlap.target_ids;
+    overlap.missing_ids.resize(std::size_t(s.missing));
+    std::iota(overlap.missing_ids.begin(), overlap.missing_ids.end(), n);
+    overlap.source_vocab_size = n;
+    overlap.target_vocab_size = rows;
+    std::printf("shape %s: %lld missing x %lld overlap x d %lld, k %lld, %d workers; inputs in %.1f s\n",
+                s.shape_name.c_str(), (long long)s.missing, (long long)n, (long long)d, (long long)s.k, s.threads,
+                seconds_since(start));
   }
-  std::sort(best.begin(), best.end());
-  const float threshold = smallest - static_cast<float>(margin / 2);
-  ids.clear();
-  values.clear();
-  for (Index j = 0, r = 0; j < n; ++j) {
-    const bool in_top = r < count && best[std::size_t(r)].first == j;
-    if (!in_top && !(c16[j] >= threshold)) continue;
-    ids.push_back(j);
-    values.push_back(in_top ? best[std::size_t(r++)].second : rescored(j));
-  }
+};
+
+/// One path of the engine's top-k synthesis, `repeats` times: the median time, the last
+/// report, and the output (one column).
+struct path_run {
+  timed time;
+  clp::synthesis_report report;
+  std::vector<float> output;
+};
+
+path_run run_path(const settings& s, const speed_inputs& x, std::shared_ptr<const clp::similarity_product> product) {
+  const clp::synthesis_options options = engine_options(s, std::move(product));
+  path_run run;
+  const Index rows = x.helper.rows();
+  run.output.assign(std::size_t(rows), 0.0f);
+  run.time = time_repeats(s.repeats, [&] {
+    run.report =
+        clp::synthesize_rows(x.source, x.helper, x.overlap, clp::matrix_view<float>(run.output.data(), rows, 1),
+                             clp::top_k_weights{s.k}, options);
+  });
+  return run;
 }
 
-/// The --speed inputs, and each worker's buffers, made and touched outside the timings.
-struct speed_setup {
-  /// A worker's block of queries (zero past the last missing row, as the engine pads) and its
-  /// cosine block.
-  struct worker {
-    std::vector<float> queries, cosines;
-    std::vector<bf16> queries16;
-    std::vector<std::byte> scratchpad;
-  };
-
-  const settings& s;
-  Index d, n, missing;
-  block_plan plan;
-  row_major_matrix queries, overlap;
-  std::vector<worker> workers;
-  double flop;
-
-  explicit speed_setup(const settings& settings_)
-      : s(settings_),
-        d(s.dim),
-        n(s.overlap),
-        missing(s.missing),
-        plan(even_blocks(missing, s.block, s.threads)),
-        workers(static_cast<std::size_t>(s.threads)),
-        flop(2.0 * double(missing) * double(n) * double(d)) {
-    const auto generate_start = clock_type::now();
-    queries = normalised_rows(missing, d, s.seed, 1, s.threads);
-    overlap = normalised_rows(n, d, s.seed, 2, s.threads);
-    std::printf(
-        "shape %s: %lld missing x %lld overlap x d %lld; %lld blocks of %lld rows, %d workers; inputs in %.1f s\n",
-        s.shape_name.c_str(), (long long)missing, (long long)n, (long long)d, (long long)plan.count,
-        (long long)plan.rows, s.threads, seconds_since(generate_start));
-    for (worker& w : workers) {
-      w.queries.assign(std::size_t(plan.rows * d), 0.0f);
-      w.cosines.assign(std::size_t(plan.rows * n), 0.0f);
-      w.queries16.assign(std::size_t(plan.rows * d), bf16{});
+/// The hook alone, called one block at a time from this thread (oneDNN then runs on its own
+/// OpenMP team): how the engine could call it if products nested in its workers were slow.
+/// Blocks of the height the engine asked for.
+timed time_outer(const settings& s, const speed_inputs& x, Index block) {
+  const Index n = s.overlap, d = s.dim;
+  const clp_transfer::onednn_bf16_product product{};
+  const auto ready = product.prepare(x.helper.data(), n, d, block, 1);
+  row_major_matrix queries(block, d);
+  std::vector<float> cosines(static_cast<std::size_t>(block * n)), bound(static_cast<std::size_t>(block));
+  return time_repeats(s.repeats, [&] {
+    for (Index row0 = 0; row0 < s.missing; row0 += block) {
+      const Index rows = std::min(block, s.missing - row0);
+      queries.topRows(rows) = x.helper.middleRows(n + row0, rows);
+      queries.bottomRows(block - rows).setZero();
+      ready->multiply(queries.data(), block, cosines.data(), bound.data(), 0);
     }
-  }
-
-  /// Rows of block b.
-  Index rows_of(Index b) const { return std::min(plan.rows, missing - b * plan.rows); }
-
-  void load_block(Index b, worker& w) const {
-    const Index m = rows_of(b);
-    std::memcpy(w.queries.data(), queries.data() + b * plan.rows * d, sizeof(float) * std::size_t(m * d));
-    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
-  }
-
-  void print_line(const char* what, const timed& t) const {
-    std::printf("  %-44s %9.3f s  %7.1f GFLOP/s  (cores busy %.2f)\n", what, t.seconds, flop / t.seconds / 1e9,
-                t.cores_busy);
-  }
-};
-
-/// float32, as the engine: each worker's products single-threaded; `selected` with each row's
-/// top k too (as the top-k weighting follows the product), to compare with the rescoring.
-struct float32_speeds {
-  timed product, selected;
-};
-
-float32_speeds time_float32(speed_setup& x) {
-  const Index k = std::min<Index>(x.s.k, 64);
-  set_blas_threads(1);
-  auto blocks = [&](bool select) {
-    clp::parallel_for(x.plan.count, x.s.threads, [&](Index b, int id) {
-      speed_setup::worker& w = x.workers[std::size_t(id)];
-      x.load_block(b, w);
-      float_cosines(w.queries.data(), x.plan.rows, x.overlap.data(), x.n, x.d, w.cosines.data());
-      if (!select) return;
-      Index chosen[64];
-      for (Index i = 0; i < x.rows_of(b); ++i) clp::select_top_k(w.cosines.data() + i * x.n, x.n, k, chosen);
-    });
-  };
-  float32_speeds t;
-  t.product = time_repeats(x.s.repeats, [&] { blocks(false); });
-  t.selected = time_repeats(x.s.repeats, [&] { blocks(true); });
-  return t;
-}
-
-struct bf16_speeds {
-  timed product, with_n, outer, rescored;
-  double convert_seconds = 0, overlap_residual = 0, candidates_per_row = 0, margin = 0;
-};
-
-/// Row i of worker w's block, after the bf16 product: its candidates rescored with the
-/// library's two cuts (rescore_candidates), their cosines written back: the extra work that
-/// keeps float32's top k. Adds the row's candidates and margin to the sums given.
-void rescore_row(const speed_setup& x, speed_setup::worker& w, Index i, double overlap_residual, double& candidates,
-                 double& margins, std::vector<Index>& ids, std::vector<float>& values) {
-  const Index k = std::min<Index>(x.s.k, 64), n = x.n, d = x.d;
-  float* c = w.cosines.data() + i * n;
-  Index chosen[64];
-  const Index count = clp::select_top_k(c, n, k, chosen);
-  const double margin =
-      row_margin(x.s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d), overlap_residual, d);
-  margins += margin;
-  rescore_candidates(w.queries.data() + i * d, x.overlap, c, chosen, count, margin, ids, values);
-  for (std::size_t r = 0; r < ids.size(); ++r) c[ids[r]] = values[r];
-  candidates += double(ids.size());
-}
-
-/// bf16: one primitive for the block shape; N converted once (or inside the timing); with the
-/// rescoring (rescore_row; the float32 route's own top-k pass is not timed, so this overstates
-/// the extra cost by one selection per row); and one block at a time on oneDNN's own threads,
-/// how the library could call it if nested calls were slow.
-bf16_speeds time_bf16(speed_setup& x, bf16_matmul& product) {
-  const int threads = x.s.threads;
-  for (speed_setup::worker& w : x.workers) w.scratchpad.assign(product.scratchpad_bytes() + 64, std::byte{0});
-  std::vector<bf16> overlap16(std::size_t(x.n * x.d));
-  auto convert_overlap = [&] {
-    clp::parallel_for((x.n + panel_rows - 1) / panel_rows, threads, [&](Index p, int) {
-      const Index p0 = p * panel_rows, pn = std::min(panel_rows, x.n - p0);
-      narrow_bf16(x.overlap.data() + p0 * x.d, pn * x.d, overlap16.data() + p0 * x.d);
-    });
-    product.set_weights(overlap16.data());  // oneDNN's reorder, on its own threads
-  };
-  bf16_speeds t;
-  std::vector<double> candidates(static_cast<std::size_t>(threads), 0.0), margins(candidates);
-  auto run_block = [&](Index b, speed_setup::worker& w) {
-    x.load_block(b, w);
-    narrow_bf16(w.queries.data(), x.plan.rows * x.d, w.queries16.data());
-    product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
-  };
-  auto blocks = [&](bool rescore) {
-    clp::parallel_for(x.plan.count, threads, [&](Index b, int id) {
-      speed_setup::worker& w = x.workers[std::size_t(id)];
-      run_block(b, w);
-      if (!rescore) return;
-      std::vector<Index> ids;
-      std::vector<float> values;
-      for (Index i = 0; i < x.rows_of(b); ++i)
-        rescore_row(x, w, i, t.overlap_residual, candidates[std::size_t(id)], margins[std::size_t(id)], ids, values);
-    });
-  };
-  const auto convert_start = clock_type::now();
-  convert_overlap();
-  t.convert_seconds = seconds_since(convert_start);
-  for (Index j = 0; j < x.n; ++j)
-    t.overlap_residual = std::max(
-        t.overlap_residual, rounding_residual(x.overlap.data() + j * x.d, overlap16.data() + j * x.d, x.d));
-  blocks(false);  // warm-up (first touch of the primitive's buffers)
-  t.product = time_repeats(x.s.repeats, [&] { blocks(false); });
-  t.with_n = time_repeats(x.s.repeats, [&] {
-    convert_overlap();
-    blocks(false);
   });
-  t.rescored = time_repeats(x.s.repeats, [&] { blocks(true); });
-  for (double c : candidates) t.candidates_per_row += c;
-  for (double m : margins) t.margin += m;
-  t.candidates_per_row /= double(x.s.repeats) * double(x.missing);
-  t.margin /= double(x.s.repeats) * double(x.missing);
-  t.outer = time_repeats(x.s.repeats, [&] {
-    for (Index b = 0; b < x.plan.count; ++b) run_block(b, x.workers[0]);
-  });
-  return t;
 }
 
-/// The first block both ways, outside the timings: the largest |float32 - bf16| cosine.
-double largest_bf16_error(speed_setup& x, bf16_matmul& product) {
-  speed_setup::worker& w = x.workers[0];
-  x.load_block(0, w);
-  float_cosines(w.queries.data(), x.plan.rows, x.overlap.data(), x.n, x.d, w.cosines.data());
-  const std::vector<float> reference = w.cosines;
-  narrow_bf16(w.queries.data(), x.plan.rows * x.d, w.queries16.data());
-  product.run(w.queries16.data(), w.cosines.data(), w.scratchpad.data());
-  double worst = 0;
-  for (std::size_t i = 0; i < reference.size(); ++i)
-    worst = std::max(worst, double(std::abs(reference[i] - w.cosines[i])));
-  return worst;
+/// Missing rows whose outputs differ by more than rounding. The weights of the two paths differ
+/// by float32 rounding (the bf16 path's rescored cosines are rounded once, the float32 product
+/// step by step), which moves an output of this source by about 1e-7; a different neighbour
+/// moves it by its weight times the difference of two N(0, 1) values.
+Index differing_rows(const path_run& a, const path_run& b, const clp::vocabulary_overlap& overlap) {
+  Index count = 0;
+  for (Index t : overlap.missing_ids) count += std::abs(a.output[std::size_t(t)] - b.output[std::size_t(t)]) > 1e-5f;
+  return count;
 }
 
-void print_speed(const speed_setup& x, const float32_speeds& f32, const bf16_speeds& b, const bf16_matmul& product,
-                 double largest_error) {
-  const settings& s = x.s;
-  std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", x.flop / 1e9, s.repeats);
-  x.print_line(("float32, " + blas_backend() + ", per-worker products").c_str(), f32.product);
-  x.print_line("bf16 oneDNN, N converted outside the timing", b.product);
-  x.print_line("bf16 oneDNN, N converted inside the timing", b.with_n);
-  x.print_line("bf16 oneDNN, one block at a time, all threads", b.outer);
-  x.print_line("float32 + each row's top-k selection", f32.selected);
-  x.print_line("bf16 + top-k selection + float32 rescoring", b.rescored);
+/// A timing line; `flop` 0: no rate, `cores_busy` 0: not measured.
+void print_line(const char* what, double seconds, double flop, double cores_busy) {
+  std::printf("  %-52s %9.3f s", what, seconds);
+  if (flop > 0) std::printf("  %7.1f GFLOP/s", flop / seconds / 1e9);
+  if (cores_busy > 0) std::printf("  (cores busy %.2f)", cores_busy);
+  std::printf("\n");
+}
+
+void print_speed(const settings& s, const path_run& f32, const path_run& b16, const observed_product::tally& seen,
+                 const timed& outer, Index differing) {
+  const double flop = 2.0 * double(s.missing) * double(s.overlap) * double(s.dim), gflop = flop / 1e9;
+  const observed_product::worker_tally total = total_of(seen);
+  const double runs = double(std::max<Index>(seen.preparations, 1));
+  // The product's share of one synthesis' wall time: its seconds over the workers.
+  const double product = total.seconds / runs / double(s.threads), convert = seen.prepare_seconds / runs;
+  const double candidates =
+      double(b16.report.rescored_candidates) / double(std::max<Index>(b16.report.rescored_rows, 1));
+  const double bound = total.bound_sum / double(std::max<Index>(total.rows, 1));
+  const Index blocks = Index(double(total.blocks) / runs);
+  std::printf("the top-k path of clp::synthesize_rows, one-column source (%.1f GFLOP of cosines), median of %d:\n",
+              gflop, s.repeats);
+  print_line(("float32 (" + blas_backend() + "): product + selection").c_str(), f32.time.seconds, flop,
+             f32.time.cores_busy);
+  print_line(("bf16 (oneDNN " + seen.implementation + "): + rescoring").c_str(), b16.time.seconds, flop,
+             b16.time.cores_busy);
+  print_line("  of which the bf16 product (the hook's multiply)", product, flop, 0);
+  print_line("  of which preparing N (rounding, reorder)", convert, 0, 0);
+  print_line("bf16 product alone, one block at a time, all threads", outer.seconds, flop, outer.cores_busy);
+  std::printf("  blocks of %lld rows, %lld per synthesis; speed-up of the bf16 path %.2fx\n",
+              (long long)seen.max_block_rows, (long long)blocks, f32.time.seconds / b16.time.seconds);
+  std::printf("  rescoring: %lld rows, %.1f candidates per row; mean bound %.5f\n", (long long)b16.report.rescored_rows,
+              candidates, bound);
+  std::printf("  check: outputs of the two paths differ beyond rounding in %lld of %lld rows\n", (long long)differing,
+              (long long)s.missing);
   std::printf(
-      "  rescoring: margin %.5f on average (overlap rows' bf16 residual at most %.5f), %.1f candidates per row\n",
-      b.margin, b.overlap_residual, b.candidates_per_row);
-  std::printf("  N to bf16 + reorder alone: %.3f s; oneDNN implementation %s; speed-up (N outside) %.2fx\n",
-              b.convert_seconds, product.implementation().c_str(), f32.product.seconds / b.product.seconds);
-  std::printf("  check: block 0, largest |cosine float32 - cosine bf16| %.2e\n", largest_error);
-  const double gflop = x.flop / 1e9;
-  std::printf(
-      "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld block=%lld blocks=%lld threads=%d repeats=%d "
-      "gflop=%.2f f32_backend=%s f32_seconds=%.6f f32_gflops=%.2f f32_cores_busy=%.2f bf16_impl=%s "
-      "bf16_seconds=%.6f bf16_gflops=%.2f bf16_cores_busy=%.2f bf16_with_n_seconds=%.6f bf16_with_n_gflops=%.2f "
-      "bf16_outer_seconds=%.6f bf16_outer_gflops=%.2f n_convert_seconds=%.6f speedup=%.3f speedup_with_n=%.3f "
-      "f32_selected_seconds=%.6f rescored_seconds=%.6f speedup_rescored=%.3f margin=%.5f candidates_per_row=%.2f\n",
-      s.shape_name.c_str(), (long long)x.missing, (long long)x.n, (long long)x.d, (long long)x.plan.rows,
-      (long long)x.plan.count, s.threads, s.repeats, gflop, blas_backend().c_str(), f32.product.seconds,
-      gflop / f32.product.seconds, f32.product.cores_busy, product.implementation().c_str(), b.product.seconds,
-      gflop / b.product.seconds, b.product.cores_busy, b.with_n.seconds, gflop / b.with_n.seconds, b.outer.seconds,
-      gflop / b.outer.seconds, b.convert_seconds, f32.product.seconds / b.product.seconds,
-      f32.product.seconds / b.with_n.seconds, f32.selected.seconds, b.rescored.seconds,
-      f32.selected.seconds / b.rescored.seconds, b.margin, b.candidates_per_row);
+      "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld k=%lld block=%lld blocks=%lld threads=%d "
+      "repeats=%d gflop=%.2f f32_backend=%s f32_selected_seconds=%.6f f32_selected_gflops=%.2f f32_cores_busy=%.2f "
+      "bf16_impl=%s rescored_seconds=%.6f rescored_gflops=%.2f rescored_cores_busy=%.2f speedup_rescored=%.3f "
+      "bf16_seconds=%.6f bf16_gflops=%.2f bf16_with_n_seconds=%.6f bf16_with_n_gflops=%.2f n_convert_seconds=%.6f "
+      "bf16_outer_seconds=%.6f bf16_outer_gflops=%.2f rescored_rows=%lld candidates_per_row=%.2f bound_mean=%.5f "
+      "outputs_differ=%lld\n",
+      s.shape_name.c_str(), (long long)s.missing, (long long)s.overlap, (long long)s.dim, (long long)s.k,
+      (long long)seen.max_block_rows, (long long)blocks, s.threads, s.repeats, gflop, blas_backend().c_str(),
+      f32.time.seconds, gflop / f32.time.seconds, f32.time.cores_busy, seen.implementation.c_str(), b16.time.seconds,
+      gflop / b16.time.seconds, b16.time.cores_busy, f32.time.seconds / b16.time.seconds, product, gflop / product,
+      product + convert, gflop / (product + convert), convert, outer.seconds, gflop / outer.seconds,
+      (long long)b16.report.rescored_rows, candidates, bound, (long long)differing);
 }
 
 int run_speed(const settings& s) {
-  speed_setup x(s);
-  const float32_speeds f32 = time_float32(x);
-#ifdef _OPENMP
-  omp_set_num_threads(s.threads);
-#endif
-  const std::unique_ptr<bf16_matmul> product = make_bf16_matmul(x.plan.rows, x.n, x.d);
-  if (!product) {
-    std::printf("product C = Q N^T over all blocks (%.1f GFLOP), median of %d:\n", x.flop / 1e9, s.repeats);
-    std::printf("  float32, %s, per-worker products %9.3f s  %7.1f GFLOP/s; with each row's top-k selection %.3f s\n",
-                blas_backend().c_str(), f32.product.seconds, x.flop / f32.product.seconds / 1e9, f32.selected.seconds);
+  const speed_inputs x(s);
+  set_threads(s.threads);
+  say_bf16_support();
+  const path_run f32 = run_path(s, x, nullptr);
+  const auto observed = std::make_shared<observed_product>();
+  path_run b16;
+  try {
+    b16 = run_path(s, x, observed);
+  } catch (const dnnl::error& e) {
+    std::printf("bf16: oneDNN has no bf16 matmul on this CPU (%s): %s\n", cpu_isa_name().c_str(), e.what());
     std::printf(
-        "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld isa=%s gflop=%.2f f32_backend=%s "
-        "f32_seconds=%.6f f32_gflops=%.2f f32_selected_seconds=%.6f bf16_impl=none\n",
-        s.shape_name.c_str(), (long long)x.missing, (long long)x.n, (long long)x.d, cpu_isa_name().c_str(),
-        x.flop / 1e9, blas_backend().c_str(), f32.product.seconds, x.flop / f32.product.seconds / 1e9,
-        f32.selected.seconds);
+        "RESULT mode=speed shape=%s missing=%lld overlap=%lld dim=%lld k=%lld isa=%s f32_backend=%s "
+        "f32_selected_seconds=%.6f bf16_impl=none\n",
+        s.shape_name.c_str(), (long long)s.missing, (long long)s.overlap, (long long)s.dim, (long long)s.k,
+        cpu_isa_name().c_str(), blas_backend().c_str(), f32.time.seconds);
     return 0;
   }
-  const bf16_speeds b = time_bf16(x, *product);
-  print_speed(x, f32, b, *product, largest_bf16_error(x, *product));
+  const timed outer = time_outer(s, x, observed->seen().max_block_rows);
+  print_speed(s, f32, b16, observed->seen(), outer, differing_rows(f32, b16, x.overlap));
   return 0;
 }
 
 // --- --agreement
 
-/// The k largest of values[0..n) under "larger, then lower index" (the library's order, see
-/// clp::select_top_k), descending, for any element type.
-template <class T>
-Index top_k_of(const T* values, Index n, Index k, Index* out) {
-  k = std::min(k, n);
-  std::vector<std::pair<T, Index>> best;  // sorted, best first
-  best.reserve(std::size_t(k) + 1);
-  for (Index j = 0; j < n; ++j) {
-    if (Index(best.size()) == k && !(values[j] > best.back().first)) continue;
-    auto at = std::upper_bound(best.begin(), best.end(), values[j],
-                               [](T v, const std::pair<T, Index>& e) { return v > e.first; });
-    best.insert(at, {values[j], j});
-    if (Index(best.size()) > k) best.pop_back();
-  }
-  for (Index i = 0; i < Index(best.size()); ++i) out[i] = best[std::size_t(i)].second;
-  return Index(best.size());
+/// One row's top k overlap positions, best first, with their cosines and top_k_weights'
+/// weights (empty where it falls back: no positive cosine).
+struct ranking {
+  std::vector<Index> ids;
+  std::vector<double> cosines, weights;
+};
+
+/// A ranking from its ids (best first) and their float cosines, weighed by clp::top_k_weights.
+ranking weighed(std::vector<Index> ids, const std::vector<float>& cosines) {
+  const Index count = Index(ids.size());
+  std::vector<Index> order(static_cast<std::size_t>(count));
+  std::vector<float> weight(static_cast<std::size_t>(count));
+  const Index pairs = clp::top_k_weights{count}(cosines.data(), count, order.data(), weight.data());
+  ranking r{std::move(ids), {cosines.begin(), cosines.end()}, {}};
+  if (pairs > 0) r.weights.assign(std::size_t(count), 0.0);
+  for (Index i = 0; i < pairs; ++i) r.weights[std::size_t(order[std::size_t(i)])] = weight[std::size_t(i)];
+  return r;
 }
 
-/// top_k_weights' rule (clamped cosines of the k, renormalised; none positive: no weights).
-template <class T>
-std::vector<double> top_k_weights_of(const T* cosines, const Index* chosen, Index count) {
-  std::vector<double> w(std::size_t(count), 0.0);
+/// The ranking of a whole row of float cosines: clp::select_top_k's k, weighed.
+ranking ranked(const float* row, Index n, Index k) {
+  std::vector<Index> ids(static_cast<std::size_t>(k));
+  ids.resize(std::size_t(clp::select_top_k(row, n, k, ids.data())));
+  std::vector<float> cosines;
+  for (Index id : ids) cosines.push_back(row[id]);
+  return weighed(std::move(ids), cosines);
+}
+
+/// The float64 referee's ranking: the k largest under "larger, then lower index", weighed by
+/// top_k_weights' rule (clamped cosines over their sum), all in double.
+ranking referee_ranking(const double* row, Index n, Index k) {
+  std::vector<Index> ids(static_cast<std::size_t>(n));
+  std::iota(ids.begin(), ids.end(), Index(0));
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                    [&](Index a, Index b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+  ids.resize(std::size_t(k));
+  ranking r;
   double sum = 0;
-  for (Index i = 0; i < count; ++i) sum += std::max(double(cosines[chosen[i]]), 0.0);
-  if (!(sum > 0)) return {};
-  for (Index i = 0; i < count; ++i) w[std::size_t(i)] = std::max(double(cosines[chosen[i]]), 0.0) / sum;
-  return w;
+  for (Index id : ids) r.cosines.push_back(row[id]), sum += std::max(row[id], 0.0);
+  if (sum > 0)
+    for (double c : r.cosines) r.weights.push_back(std::max(c, 0.0) / sum);
+  r.ids = std::move(ids);
+  return r;
+}
+
+/// One rank of top_k_weights' choice (see the top of this file): the rank-th of the k neighbours
+/// clp::select_top_k picks, which is what top_k_weights picks by, with its cosine as the weight.
+struct one_rank_of_top_k {
+  static constexpr clp::weighting_input input = clp::weighting_input::nearest_cosines;
+  Index k = 10, rank = 0;
+
+  Index max_neighbours(Index n) const { return clp::top_k_weights{k}.max_neighbours(n); }
+
+  Index operator()(const float* cosines, Index n, Index* neighbour, float* weight) const {
+    thread_local std::vector<Index> chosen;
+    chosen.resize(std::size_t(k));
+    if (clp::select_top_k(cosines, n, k, chosen.data()) <= rank) return 0;
+    neighbour[0] = chosen[std::size_t(rank)];
+    weight[0] = cosines[neighbour[0]];
+    return 1;
+  }
+};
+
+/// The engine's choice for each of `rows` (target ids): k overlap positions, best first, and
+/// the cosines the policy chose them by; a position of -1 where the output could not be read.
+struct engine_choice {
+  Index k = 0;
+  std::vector<Index> ids;
+  std::vector<float> cosines;
+  clp::synthesis_report report;
+  double seconds = 0;
+
+  bool readable(std::size_t row) const {
+    return std::none_of(ids.begin() + Index(row) * k, ids.begin() + Index(row + 1) * k, [](Index j) { return j < 0; });
+  }
+  ranking row(std::size_t row) const {
+    const auto first = std::size_t(Index(row) * k), last = first + std::size_t(k);
+    return weighed({ids.begin() + Index(first), ids.begin() + Index(last)},
+                   {cosines.begin() + Index(first), cosines.begin() + Index(last)});
+  }
+};
+
+/// k syntheses of the top-k path, rank r in the r-th, on a source whose row j is (j, 1): the
+/// output row of a missing token is (cosine * j, cosine) for its rank-r neighbour j.
+engine_choice choice_of_engine(const settings& s, const clp::matrix_view<const void>& helper,
+                               const clp::vocabulary_overlap& overlap, const std::vector<Index>& rows,
+                               std::shared_ptr<const clp::similarity_product> product) {
+  const Index n = overlap.size(), k = s.k, target_rows = overlap.target_rows();
+  // The overlap as matched, but position j reading source row j: the neighbour choice depends on
+  // the helper rows alone, and row j of the source then names position j.
+  clp::vocabulary_overlap renumbered = overlap;
+  std::iota(renumbered.source_ids.begin(), renumbered.source_ids.end(), Index(0));
+  renumbered.source_vocab_size = n;
+  row_major_matrix source(n, 2);
+  for (Index j = 0; j < n; ++j) source(j, 0) = float(j), source(j, 1) = 1.0f;
+  std::vector<float> output(std::size_t(target_rows * 2));
+  const clp::synthesis_options options = engine_options(s, std::move(product));
+  engine_choice choice{k,
+                       std::vector<Index>(rows.size() * std::size_t(k), -1),
+                       std::vector<float>(rows.size() * std::size_t(k), 0.0f),
+                       {},
+                       0};
+  const auto start = clock_type::now();
+  for (Index rank = 0; rank < k; ++rank) {
+    choice.report =
+        clp::synthesize_rows(source, helper, renumbered, clp::matrix_view<float>(output.data(), target_rows, 2),
+                             one_rank_of_top_k{k, rank}, options);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const float* out = output.data() + rows[i] * 2;
+      const long long j = out[1] != 0 ? std::llround(double(out[0]) / double(out[1])) : -1;
+      if (j < 0 || j >= n || out[1] * float(j) != out[0]) continue;
+      choice.ids[i * std::size_t(k) + std::size_t(rank)] = Index(j);
+      choice.cosines[i * std::size_t(k) + std::size_t(rank)] = out[1];
+    }
+  }
+  choice.seconds = seconds_since(start);
+  return choice;
 }
 
 /// How two rankings of the same rows compare.
@@ -719,8 +659,13 @@ struct comparison {
   Index rows = 0, set_differs = 0, first_differs = 0;
   double shared = 0;                        // sum over rows of |A ∩ B| / k
   double weight_l1 = 0, weight_l1_max = 0;  // sum_j |w_A - w_B| over the union
-  double cosine_abs_max = 0, cosine_square_sum = 0;
-  double cosine_count = 0;
+  double cosine_abs_max = 0, cosine_square_sum = 0, cosine_count = 0;
+
+  void add_error(double e) {
+    cosine_abs_max = std::max(cosine_abs_max, std::abs(e));
+    cosine_square_sum += e * e;
+    cosine_count += 1;
+  }
 
   void add(const comparison& o) {
     rows += o.rows;
@@ -735,48 +680,32 @@ struct comparison {
   }
 };
 
-struct ranked_row {
-  std::vector<Index> chosen;
-  std::vector<double> weights;
-};
-
-void compare_rows(comparison& c, const ranked_row& a, const ranked_row& b, Index k) {
+void compare(comparison& c, const ranking& a, const ranking& b, Index k) {
   ++c.rows;
-  std::vector<Index> sa = a.chosen, sb = b.chosen;
+  std::vector<Index> sa = a.ids, sb = b.ids, common;
   std::sort(sa.begin(), sa.end());
   std::sort(sb.begin(), sb.end());
-  std::vector<Index> common;
   std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(common));
   if (common.size() != sa.size() || sa.size() != sb.size()) ++c.set_differs;
-  if (a.chosen.empty() != b.chosen.empty() || (!a.chosen.empty() && a.chosen[0] != b.chosen[0])) ++c.first_differs;
+  if (a.ids.empty() != b.ids.empty() || (!a.ids.empty() && a.ids[0] != b.ids[0])) ++c.first_differs;
   c.shared += double(common.size()) / double(k);  // the overlap holds at least k rows
   // Weights as maps id -> weight over the union.
-  double l1 = 0;
-  auto weight = [](const ranked_row& r, Index id) {
-    for (std::size_t i = 0; i < r.chosen.size(); ++i)
-      if (r.chosen[i] == id) return r.weights.empty() ? 0.0 : r.weights[i];
+  const auto weight = [](const ranking& r, Index id) {
+    for (std::size_t i = 0; i < r.ids.size(); ++i)
+      if (r.ids[i] == id) return r.weights.empty() ? 0.0 : r.weights[i];
     return 0.0;
   };
-  for (Index id : a.chosen) l1 += std::abs(weight(a, id) - weight(b, id));
-  for (Index id : b.chosen)
-    if (std::find(a.chosen.begin(), a.chosen.end(), id) == a.chosen.end()) l1 += std::abs(weight(b, id));
+  double l1 = 0;
+  for (Index id : a.ids) l1 += std::abs(weight(a, id) - weight(b, id));
+  for (Index id : b.ids)
+    if (std::find(a.ids.begin(), a.ids.end(), id) == a.ids.end()) l1 += std::abs(weight(b, id));
   c.weight_l1 += l1;
   c.weight_l1_max = std::max(c.weight_l1_max, l1);
 }
 
-template <class A, class B>
-void compare_cosines(comparison& c, const A* a, const B* b, Index n) {
-  for (Index j = 0; j < n; ++j) {
-    const double e = double(a[j]) - double(b[j]);
-    c.cosine_abs_max = std::max(c.cosine_abs_max, std::abs(e));
-    c.cosine_square_sum += e * e;
-  }
-  c.cosine_count += double(n);
-}
-
 void print_comparison(const char* name, const comparison& c, Index k, const std::string& tag) {
   const double rows = double(std::max<Index>(c.rows, 1));
-  // Rescored rankings keep no cosine row of their own: no cosine error to report.
+  // Rankings compared without cosines of their own (the rescored one) report no cosine error.
   char cosine_error[96] = "", cosine_fields[96] = "";
   if (c.cosine_count > 0) {
     const double rms = std::sqrt(c.cosine_square_sum / c.cosine_count);
@@ -796,236 +725,182 @@ void print_comparison(const char* name, const comparison& c, Index k, const std:
       100.0 * double(c.first_differs) / rows, c.weight_l1 / rows, c.weight_l1_max, cosine_fields);
 }
 
-/// Rows `ids` of the helper as float32, normalised as synthesize.hpp normalises them (norm in
-/// double, scaled by the float inverse); with `exact`, also normalised in double from the same
-/// values.
-void read_normalised_rows(const clp_transfer::embedding_matrix& helper, const std::vector<Index>& ids, int threads,
-                          row_major_matrix& normalised, row_major_double* exact) {
-  const Index d = helper.cols();
-  normalised.resize(Index(ids.size()), d);
-  if (exact) exact->resize(Index(ids.size()), d);
+/// What --agreement compares: the overlap as clp-transfer transfer matches the two folders, its
+/// missing rows that a token names (padding rows have no neighbours worth comparing), and the
+/// helper's rows normalised (in double too, for the referee).
+struct agreement_data {
+  clp::vocabulary_overlap overlap;
+  std::vector<Index> rows;
+  row_major_matrix overlap_rows, queries;
+  row_major_double overlap_exact, queries_exact;
+  std::vector<bool> zero;  // per query row: a zero helper row, which no product weighs
+  std::string tag;
+};
+
+/// Rows `ids` of the helper as float32, normalised; with `exact`, also in double.
+void read_rows(const clp_transfer::embedding_matrix& helper, const std::vector<Index>& ids, int threads,
+               row_major_matrix& rows, row_major_double* exact) {
+  rows.resize(Index(ids.size()), helper.cols());
   helper.visit([&](auto view) {
-    clp::parallel_for(Index(ids.size()), threads, [&](Index i, int) {
-      float* row = normalised.data() + i * d;
-      for (Index c = 0; c < d; ++c) row[c] = static_cast<float>(view(ids[std::size_t(i)], c));
-      const double norm = row_norm(row, d);
-      if (exact) {
-        double* e = exact->data() + i * d;
-        double sum = 0;
-        for (Index c = 0; c < d; ++c) sum += double(row[c]) * double(row[c]);
-        const double inverse = sum > 0 ? 1.0 / std::sqrt(sum) : 0.0;
-        for (Index c = 0; c < d; ++c) e[c] = double(row[c]) * inverse;
-      }
-      const float inverse = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
-      for (Index c = 0; c < d; ++c) row[c] *= inverse;
+    clp::parallel_for(rows.rows(), threads, [&](Index i, int) {
+      for (Index c = 0; c < rows.cols(); ++c) rows(i, c) = static_cast<float>(view(ids[std::size_t(i)], c));
     });
   });
+  if (exact) {
+    *exact = rows.cast<double>();
+    normalise_rows(*exact, threads);
+  }
+  normalise_rows(rows, threads);
 }
 
-/// A worker's buffers and tallies of --agreement.
+/// A worker's buffers and tallies of the comparison.
 struct agreement_worker {
-  std::vector<float> queries, cosines, cosines16;
-  std::vector<bf16> queries16;
-  row_major_matrix queries_widened;  // emulation
+  row_major_matrix queries, cosines;
+  std::vector<float> bound;
   row_major_double queries_exact, cosines_exact;
-  std::vector<std::byte> scratchpad;
-  comparison bf16_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f32, rescored_vs_f64;
-  Index zero_norm = 0;
-  double candidates = 0, margin_sum = 0;
-  Index candidates_max = 0;
-
-  /// Buffers for blocks of `block` rows against n overlap rows of width d; the product's
-  /// scratchpad, or (no product: emulation) the widened queries.
-  void allocate(const settings& s, Index block, Index n, Index d, const bf16_matmul* product) {
-    queries.assign(std::size_t(block * d), 0.0f);
-    cosines.assign(std::size_t(block * n), 0.0f);
-    cosines16.assign(std::size_t(block * n), 0.0f);
-    queries16.assign(std::size_t(block * d), bf16{});
-    if (product)
-      scratchpad.assign(product->scratchpad_bytes() + 64, std::byte{0});
-    else
-      queries_widened.resize(block, d);
-    if (s.float64) queries_exact = row_major_double::Zero(block, d), cosines_exact.resize(block, n);
-  }
+  comparison bf16_vs_f32, rescored_vs_f32, f32_vs_f64, bf16_vs_f64, rescored_vs_f64;
+  double bound_sum = 0;
 
   void add(const agreement_worker& w) {
     bf16_vs_f32.add(w.bf16_vs_f32);
+    rescored_vs_f32.add(w.rescored_vs_f32);
     f32_vs_f64.add(w.f32_vs_f64);
     bf16_vs_f64.add(w.bf16_vs_f64);
-    rescored_vs_f32.add(w.rescored_vs_f32);
     rescored_vs_f64.add(w.rescored_vs_f64);
-    zero_norm += w.zero_norm;
-    candidates += w.candidates;
-    margin_sum += w.margin_sum;
-    candidates_max = std::max(candidates_max, w.candidates_max);
+    bound_sum += w.bound_sum;
   }
 };
 
-/// A row's top k and their top_k_weights.
-template <class T>
-ranked_row ranked(const T* cosines, Index n, Index k) {
-  ranked_row r;
-  r.chosen.resize(std::size_t(k));
-  r.chosen.resize(std::size_t(top_k_of(cosines, n, k, r.chosen.data())));
-  r.weights = top_k_weights_of(cosines, r.chosen.data(), Index(r.chosen.size()));
-  return r;
-}
-
-/// Row i of worker w's block, its cosines formed every way: the top k by float32, by bf16, by
-/// bf16 rescored in float32 (rescore_candidates) and, with --float64, by float64, compared.
-void compare_row(const settings& s, agreement_worker& w, Index i, const row_major_matrix& overlap_rows,
-                 double overlap_residual) {
-  const Index n = overlap_rows.rows(), d = overlap_rows.cols(), k = s.k;
-  const float* c32 = w.cosines.data() + i * n;
-  const float* c16 = w.cosines16.data() + i * n;
-  const ranked_row r32 = ranked(c32, n, k), r16 = ranked(c16, n, k);
-  compare_rows(w.bf16_vs_f32, r16, r32, k);
-  compare_cosines(w.bf16_vs_f32, c16, c32, n);
-  const double margin =
-      row_margin(s, rounding_residual(w.queries.data() + i * d, w.queries16.data() + i * d, d), overlap_residual, d);
-  w.margin_sum += margin;
-  std::vector<Index> ids;
-  std::vector<float> values;
-  rescore_candidates(w.queries.data() + i * d, overlap_rows, c16, r16.chosen.data(), Index(r16.chosen.size()), margin,
-                     ids, values);
-  w.candidates += double(ids.size());
-  w.candidates_max = std::max(w.candidates_max, Index(ids.size()));
-  std::vector<Index> best(static_cast<std::size_t>(k));
-  best.resize(std::size_t(top_k_of(values.data(), Index(values.size()), k, best.data())));
-  std::vector<float> full(std::size_t(n), 0.0f);
-  ranked_row rescored;
-  for (Index b : best) {
-    rescored.chosen.push_back(ids[std::size_t(b)]);
-    full[std::size_t(ids[std::size_t(b)])] = values[std::size_t(b)];
-  }
-  rescored.weights = top_k_weights_of(full.data(), rescored.chosen.data(), Index(rescored.chosen.size()));
-  compare_rows(w.rescored_vs_f32, rescored, r32, k);
+/// Row i of worker w's block (query `row`), ranked every way and compared: the raw bf16
+/// product's cosines, the engine's float32 and rescored choices, and with --float64 the referee.
+/// Cosine errors are over the float32 choice's k where the float32 cosines are only known there.
+void compare_row(const settings& s, agreement_worker& w, Index i, std::size_t row, const engine_choice& f32,
+                 const engine_choice& rescored) {
+  const Index n = w.cosines.cols(), k = s.k;
+  const float* c16 = w.cosines.row(i).data();
+  const ranking r16 = ranked(c16, n, k), r32 = f32.row(row), rr = rescored.row(row);
+  compare(w.bf16_vs_f32, r16, r32, k);
+  for (std::size_t j = 0; j < r32.ids.size(); ++j) w.bf16_vs_f32.add_error(c16[r32.ids[j]] - r32.cosines[j]);
+  compare(w.rescored_vs_f32, rr, r32, k);
+  w.bound_sum += w.bound[std::size_t(i)];
   if (!s.float64) return;
-  const double* c64 = w.cosines_exact.data() + i * n;
-  const ranked_row r64 = ranked(c64, n, k);
-  compare_rows(w.f32_vs_f64, r32, r64, k);
-  compare_cosines(w.f32_vs_f64, c32, c64, n);
-  compare_rows(w.bf16_vs_f64, r16, r64, k);
-  compare_cosines(w.bf16_vs_f64, c16, c64, n);
-  compare_rows(w.rescored_vs_f64, rescored, r64, k);
+  const double* c64 = w.cosines_exact.row(i).data();
+  const ranking r64 = referee_ranking(c64, n, k);
+  compare(w.f32_vs_f64, r32, r64, k);
+  for (std::size_t j = 0; j < r32.ids.size(); ++j) w.f32_vs_f64.add_error(r32.cosines[j] - c64[r32.ids[j]]);
+  compare(w.bf16_vs_f64, r16, r64, k);
+  for (Index j = 0; j < n; ++j) w.bf16_vs_f64.add_error(double(c16[j]) - c64[j]);
+  compare(w.rescored_vs_f64, rr, r64, k);
 }
 
-void print_agreement(const settings& s, const agreement_worker& all, const std::string& tag, double overlap_residual,
-                     Index n) {
-  print_comparison("bf16_vs_f32", all.bf16_vs_f32, s.k, tag);
-  print_comparison("rescored_vs_f32", all.rescored_vs_f32, s.k, tag);
-  if (s.float64) {
-    print_comparison("f32_vs_f64", all.f32_vs_f64, s.k, tag);
-    print_comparison("bf16_vs_f64", all.bf16_vs_f64, s.k, tag);
-    print_comparison("rescored_vs_f64", all.rescored_vs_f64, s.k, tag);
+/// The raw bf16 cosines through the hook (prepare, then multiply per block of the engine's
+/// height), every usable row compared; returns the workers' sums.
+agreement_worker compare_all(const settings& s, const agreement_data& a, const engine_choice& f32,
+                             const engine_choice& rescored, Index block) {
+  const Index n = a.overlap_rows.rows(), d = a.overlap_rows.cols(), m = Index(a.rows.size());
+  const clp_transfer::onednn_bf16_product product{};
+  const auto ready = product.prepare(a.overlap_rows.data(), n, d, block, s.threads);
+  std::vector<agreement_worker> workers(static_cast<std::size_t>(s.threads));
+  for (agreement_worker& w : workers) {
+    w.queries.resize(block, d);
+    w.cosines.resize(block, n);
+    w.bound.resize(std::size_t(block));
+    if (s.float64) w.queries_exact.resize(block, d), w.cosines_exact.resize(block, n);
   }
-  const double rows_compared = double(std::max<Index>(1, all.bf16_vs_f32.rows));
-  const double margin = all.margin_sum / rows_compared, candidates = all.candidates / rows_compared;
-  std::printf(
-      "  rescoring (margin %.5f on average; overlap rows' bf16 residual at most %.5f): %.1f candidates per row on "
-      "average, %lld at most, of %lld\n",
-      margin, overlap_residual, candidates, (long long)all.candidates_max, (long long)n);
-  std::printf("RESULT mode=rescoring %s margin=%.5f candidates_mean=%.2f candidates_max=%lld\n", tag.c_str(), margin,
-              candidates, (long long)all.candidates_max);
-}
-
-int run_agreement(const settings& s) {
-  namespace program = clp_transfer;
-  const int threads = s.threads;
-  const auto start = clock_type::now();
-
-  // The overlap as clp-transfer transfer makes it: special tokens by role, then --match.
-  const program::hf_checkpoint source_model = program::hf_checkpoint::read(s.source);
-  const program::hf_checkpoint helper_model = program::hf_checkpoint::read(s.helper);
-  const std::string source_name = clp_transfer::io::find_input_embedding(s.source, source_model.weights.tensor_names());
-  const std::string helper_name = clp_transfer::io::find_input_embedding(s.helper, helper_model.weights.tensor_names());
-  const Index source_rows = Index(source_model.weights.locate(source_name).tensor.shape.at(0));
-  const program::embedding_matrix helper = program::embedding_matrix::read(helper_model.weights, helper_name);
-  const program::token_matching matching =
-      program::match_models(source_model, helper_model, {s.match, s.match_given}, source_rows, helper.rows());
-  const clp::vocabulary_overlap& overlap = matching.overlap;
-
-  // The missing rows that are tokens (padding rows carry no neighbours worth comparing).
-  std::vector<Index> rows;
-  std::set_difference(overlap.missing_ids.begin(), overlap.missing_ids.end(), overlap.unnamed_ids.begin(),
-                      overlap.unnamed_ids.end(), std::back_inserter(rows));
-  const Index d = helper.cols(), n = overlap.size(), missing = Index(rows.size());
-  std::printf(
-      "source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
-      s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
-      helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
-      overlap.unnamed_ids.size());
-  if (n < s.k || missing < 1) {
-    std::fprintf(stderr, "bench_bf16: the overlap (%lld) is smaller than k or no row is missing\n", (long long)n);
-    return 1;
-  }
-  row_major_matrix overlap_rows, query_rows;
-  row_major_double overlap_exact, query_exact;
-  read_normalised_rows(helper, overlap.target_ids, threads, overlap_rows, s.float64 ? &overlap_exact : nullptr);
-  read_normalised_rows(helper, rows, threads, query_rows, s.float64 ? &query_exact : nullptr);
-  std::vector<bf16> overlap16(std::size_t(n * d));
-  narrow_bf16(overlap_rows.data(), n * d, overlap16.data());
-
-  const block_plan plan = even_blocks(missing, s.block, threads);
-  const Index block = plan.rows;
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
-  set_blas_threads(1);
-  // The bf16 product: oneDNN's, or (--emulate, or no bf16 matmul on this CPU) the bf16-rounded
-  // rows widened back and multiplied in float32. A product of two bf16 values is exact in
-  // float32 (8 + 8 significant bits), so the emulation computes what a bf16 x bf16 -> float32
-  // product computes, up to the order of the float32 sums.
-  std::unique_ptr<bf16_matmul> product;
-  if (!s.emulate) product = make_bf16_matmul(block, n, d);
-  row_major_matrix overlap_widened;
-  if (product) {
-    product->set_weights(overlap16.data());
-  } else {
-    overlap_widened.resize(n, d);
-    widen_bf16(overlap16.data(), n * d, overlap_widened.data());
-  }
-  const std::string product_name = product ? "oneDNN " + product->implementation() : std::string("emulated");
-
-  std::vector<agreement_worker> workers(static_cast<std::size_t>(threads));
-  for (agreement_worker& w : workers) w.allocate(s, block, n, d, product.get());
-  double overlap_residual = 0;
-  for (Index j = 0; j < n; ++j)
-    overlap_residual =
-        std::max(overlap_residual, rounding_residual(overlap_rows.data() + j * d, overlap16.data() + j * d, d));
-  clp::parallel_for(plan.count, threads, [&](Index b, int id) {
+  clp::parallel_for((m + block - 1) / block, s.threads, [&](Index b, int id) {
     agreement_worker& w = workers[std::size_t(id)];
-    const Index row0 = b * block, m = std::min(block, missing - row0);
-    std::memcpy(w.queries.data(), query_rows.data() + row0 * d, sizeof(float) * std::size_t(m * d));
-    std::fill(w.queries.begin() + m * d, w.queries.end(), 0.0f);
-    float_cosines(w.queries.data(), block, overlap_rows.data(), n, d, w.cosines.data());
-    narrow_bf16(w.queries.data(), block * d, w.queries16.data());
-    if (product) {
-      product->run(w.queries16.data(), w.cosines16.data(), w.scratchpad.data());
-    } else {
-      widen_bf16(w.queries16.data(), block * d, w.queries_widened.data());
-      float_cosines(w.queries_widened.data(), block, overlap_widened.data(), n, d, w.cosines16.data());
-    }
+    const Index row0 = b * block, rows = std::min(block, m - row0);
+    w.queries.topRows(rows) = a.queries.middleRows(row0, rows);
+    w.queries.bottomRows(block - rows).setZero();
+    ready->multiply(w.queries.data(), block, w.cosines.data(), w.bound.data(), id);
     if (s.float64) {
-      w.queries_exact.topRows(m) = query_exact.middleRows(row0, m);
-      w.cosines_exact.noalias() = w.queries_exact * overlap_exact.transpose();
+      w.queries_exact.topRows(rows) = a.queries_exact.middleRows(row0, rows);
+      w.queries_exact.bottomRows(block - rows).setZero();
+      w.cosines_exact.noalias() = w.queries_exact * a.overlap_exact.transpose();
     }
-    for (Index i = 0; i < m; ++i) {
-      if (!(query_rows.row(row0 + i).squaredNorm() > 0))
-        ++w.zero_norm;  // the engine's zero-norm fallback: no neighbours either way
-      else
-        compare_row(s, w, i, overlap_rows, overlap_residual);
+    for (Index i = 0; i < rows; ++i) {
+      const std::size_t row = std::size_t(row0 + i);
+      if (!a.zero[row] && f32.readable(row) && rescored.readable(row)) compare_row(s, w, i, row, f32, rescored);
     }
   });
   agreement_worker all;
   for (const agreement_worker& w : workers) all.add(w);
-  std::printf("compared %lld rows (%lld zero-norm rows skipped) in %.1f s; bf16 product: %s\n",
-              (long long)all.bf16_vs_f32.rows, (long long)all.zero_norm, seconds_since(start), product_name.c_str());
-  const std::string tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
-                          " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
-                          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) +
-                          " product=" + (product ? "onednn" : "emulated");
-  print_agreement(s, all, tag, overlap_residual, n);
+  return all;
+}
+
+void print_agreement(const settings& s, const agreement_data& a, const agreement_worker& all,
+                     const engine_choice& rescored) {
+  print_comparison("bf16_vs_f32", all.bf16_vs_f32, s.k, a.tag);
+  print_comparison("rescored_vs_f32", all.rescored_vs_f32, s.k, a.tag);
+  if (s.float64) {
+    print_comparison("f32_vs_f64", all.f32_vs_f64, s.k, a.tag);
+    print_comparison("bf16_vs_f64", all.bf16_vs_f64, s.k, a.tag);
+    print_comparison("rescored_vs_f64", all.rescored_vs_f64, s.k, a.tag);
+  }
+  const clp::synthesis_report& report = rescored.report;
+  const double bound = all.bound_sum / double(std::max<Index>(1, all.bf16_vs_f32.rows));
+  const double candidates = double(report.rescored_candidates) / double(std::max<Index>(1, report.rescored_rows));
+  std::printf("  rescoring (the engine's report): %lld rows, %.1f candidates per row of %lld; mean bound %.5f\n",
+              (long long)report.rescored_rows, candidates, (long long)a.overlap.size(), bound);
+  std::printf("RESULT mode=rescoring %s bound_mean=%.5f rescored_rows=%lld candidates_mean=%.2f\n", a.tag.c_str(),
+              bound, (long long)report.rescored_rows, candidates);
+}
+
+/// The two folders read and matched as clp-transfer transfer does (special tokens by role,
+/// then --match), and the rows to compare.
+agreement_data load_agreement(const settings& s, const clp_transfer::hf_checkpoint& source_model,
+                              const clp_transfer::hf_checkpoint& helper_model,
+                              const clp_transfer::embedding_matrix& helper) {
+  namespace program = clp_transfer;
+  const std::string source_name = program::io::find_input_embedding(s.source, source_model.weights.tensor_names());
+  const Index source_rows = Index(source_model.weights.locate(source_name).tensor.shape.at(0));
+  const program::token_matching matching =
+      program::match_models(source_model, helper_model, {s.match, s.match_given}, source_rows, helper.rows());
+  agreement_data a;
+  a.overlap = matching.overlap;
+  std::set_difference(a.overlap.missing_ids.begin(), a.overlap.missing_ids.end(), a.overlap.unnamed_ids.begin(),
+                      a.overlap.unnamed_ids.end(), std::back_inserter(a.rows));
+  const Index d = helper.cols(), n = a.overlap.size(), missing = Index(a.rows.size());
+  std::printf(
+      "source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
+      s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
+      helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
+      a.overlap.unnamed_ids.size());
+  read_rows(helper, a.overlap.target_ids, s.threads, a.overlap_rows, s.float64 ? &a.overlap_exact : nullptr);
+  read_rows(helper, a.rows, s.threads, a.queries, s.float64 ? &a.queries_exact : nullptr);
+  for (Index i = 0; i < missing; ++i) a.zero.push_back(!(a.queries.row(i).squaredNorm() > 0));
+  a.tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
+          " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
+          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) + " product=onednn";
+  return a;
+}
+
+int run_agreement(const settings& s) {
+  namespace program = clp_transfer;
+  const auto start = clock_type::now();
+  set_threads(s.threads);
+  say_bf16_support();
+  const program::hf_checkpoint source_model = program::hf_checkpoint::read(s.source);
+  const program::hf_checkpoint helper_model = program::hf_checkpoint::read(s.helper);
+  const program::embedding_matrix helper = program::embedding_matrix::read(
+      helper_model.weights, program::io::find_input_embedding(s.helper, helper_model.weights.tensor_names()));
+  const agreement_data a = load_agreement(s, source_model, helper_model, helper);
+  if (a.overlap.size() < s.k || a.rows.empty()) {
+    std::fprintf(stderr, "bench_bf16: the overlap (%lld) is smaller than k or no row is missing\n",
+                 (long long)a.overlap.size());
+    return 1;
+  }
+  const engine_choice f32 = choice_of_engine(s, helper.view(), a.overlap, a.rows, nullptr);
+  const auto observed = std::make_shared<observed_product>();
+  const engine_choice rescored = choice_of_engine(s, helper.view(), a.overlap, a.rows, observed);
+  const agreement_worker all = compare_all(s, a, f32, rescored, observed->seen().max_block_rows);
+  const Index zero = Index(std::count(a.zero.begin(), a.zero.end(), true));
+  std::printf(
+      "compared %lld rows (%lld zero-norm rows skipped, %lld unreadable) in %.1f s; the engine's choices: %lld "
+      "syntheses each, float32 %.1f s, bf16 %.1f s; bf16 product: oneDNN %s\n",
+      (long long)all.bf16_vs_f32.rows, (long long)zero, (long long)(Index(a.rows.size()) - zero - all.bf16_vs_f32.rows),
+      seconds_since(start), (long long)s.k, f32.seconds, rescored.seconds, observed->seen().implementation.c_str());
+  print_agreement(s, a, all, rescored);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The integer `text` given for option `flag`; otherwise calls `fail` (the program's usage,
+/// which exits) with what was wrong.
+template <class Fail>
+long long parse_integer(const std::string& flag, const char* text, Fail fail) {
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0') fail(flag + " expects an integer, got '" + text + "'");
+  return value;
 }
 
 /// User + system CPU seconds of the whole process so far: with the wall time, shows how much a
@@ -66,6 +77,23 @@ inline std::string blas_backend() {
 inline void set_blas_threads(int threads) {
   if (openblas_set_num_threads) openblas_set_num_threads(threads);
   Eigen::setNbThreads(threads);
+}
+
+/// The best of `tries` n x n x n float32 products on `threads` threads, after one warm-up (page
+/// faults, BLAS buffers, thread start): the machine's GEMM ceiling as the programs are built
+/// (Eigen, handed to the BLAS where one is linked). Nothing of the library runs.
+inline double float32_gemm_seconds(clp::Index n, int threads, int tries) {
+  set_blas_threads(threads);
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n);
+  Eigen::MatrixXf c(n, n);
+  c.noalias() = a * b;
+  double best = 1e300;
+  for (int r = 0; r < tries; ++r) {
+    const auto start = clock_type::now();
+    c.noalias() = a * b;
+    best = std::min(best, seconds_since(start));
+  }
+  return best;
 }
 
 // --- random numbers: a counter-based stream per (seed, stream, row), so rows fill in parallel

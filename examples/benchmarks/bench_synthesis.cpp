@@ -68,7 +68,8 @@ struct settings {
   std::fprintf(stderr,
                "usage: bench_synthesis [--shape small|gpt2-xl|bloom-7b1-de]\n"
                "                       [--target-vocab N] [--overlap N] [--helper-dim N] [--source-dim N]\n"
-               "                       [--threads T] [--tile-mb MB] [--weighting paper|paper-guarded|clamped|top-k|softmax|sparsemax|omp]\n"
+               "                       [--threads T] [--tile-mb MB] [--weighting "
+               "paper|paper-guarded|clamped|top-k|softmax|sparsemax|omp]\n"
                "                       [--k K] [--temperature T] [--max-gram-mb MB] [--repeats R] [--seed S]\n"
                "                       [--no-verify]\n"
                "       bench_synthesis --similarity-product M N K [--threads T] [--repeats R]\n"
@@ -78,12 +79,7 @@ struct settings {
   std::exit(2);
 }
 
-long long parse_int(const std::string& flag, const char* text) {
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0') usage(flag + " expects an integer, got '" + text + "'");
-  return value;
-}
+long long parse_int(const std::string& flag, const char* text) { return parse_integer(flag, text, usage); }
 
 double parse_double(const std::string& flag, const char* text) {
   char* end = nullptr;
@@ -100,39 +96,60 @@ settings parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(flag + " expects a value");
       return argv[++i];
     };
-    if (flag == "--help" || flag == "-h") usage("");
+    if (flag == "--help" || flag == "-h")
+      usage("");
     else if (flag == "--shape") {
       s.shape_name = value();
-      if (s.shape_name == "small") s.dims = {8000, 2000, 256, 1024};
-      else if (s.shape_name == "gpt2-xl") s.dims = {50257, 12213, 768, 1600};
-      else if (s.shape_name == "bloom-7b1-de") s.dims = {50257, 13930, 2048, 4096};
-      else usage("unknown shape '" + s.shape_name + "'");
-    } else if (flag == "--target-vocab") s.dims.target_vocab = parse_int(flag, value());
-    else if (flag == "--overlap") s.dims.overlap = parse_int(flag, value());
-    else if (flag == "--helper-dim") s.dims.helper_dim = parse_int(flag, value());
-    else if (flag == "--source-dim") s.dims.source_dim = parse_int(flag, value());
-    else if (flag == "--threads") s.threads = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--tile-mb") s.tile_mb = parse_double(flag, value());
-    else if (flag == "--weighting") s.weighting = value();
-    else if (flag == "--k") s.k = parse_int(flag, value());
-    else if (flag == "--temperature") s.temperature = static_cast<float>(parse_double(flag, value()));
-    else if (flag == "--max-gram-mb") s.max_gram_mb = parse_double(flag, value());
-    else if (flag == "--repeats") s.repeats = static_cast<int>(parse_int(flag, value()));
-    else if (flag == "--seed") s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
-    else if (flag == "--no-verify") s.verify = false;
-    else if (flag == "--gemm") s.gemm = true;
-    else if (flag == "--size") s.gemm_size = parse_int(flag, value());
+      if (s.shape_name == "small")
+        s.dims = {8000, 2000, 256, 1024};
+      else if (s.shape_name == "gpt2-xl")
+        s.dims = {50257, 12213, 768, 1600};
+      else if (s.shape_name == "bloom-7b1-de")
+        s.dims = {50257, 13930, 2048, 4096};
+      else
+        usage("unknown shape '" + s.shape_name + "'");
+    } else if (flag == "--target-vocab")
+      s.dims.target_vocab = parse_int(flag, value());
+    else if (flag == "--overlap")
+      s.dims.overlap = parse_int(flag, value());
+    else if (flag == "--helper-dim")
+      s.dims.helper_dim = parse_int(flag, value());
+    else if (flag == "--source-dim")
+      s.dims.source_dim = parse_int(flag, value());
+    else if (flag == "--threads")
+      s.threads = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--tile-mb")
+      s.tile_mb = parse_double(flag, value());
+    else if (flag == "--weighting")
+      s.weighting = value();
+    else if (flag == "--k")
+      s.k = parse_int(flag, value());
+    else if (flag == "--temperature")
+      s.temperature = static_cast<float>(parse_double(flag, value()));
+    else if (flag == "--max-gram-mb")
+      s.max_gram_mb = parse_double(flag, value());
+    else if (flag == "--repeats")
+      s.repeats = static_cast<int>(parse_int(flag, value()));
+    else if (flag == "--seed")
+      s.seed = static_cast<std::uint64_t>(parse_int(flag, value()));
+    else if (flag == "--no-verify")
+      s.verify = false;
+    else if (flag == "--gemm")
+      s.gemm = true;
+    else if (flag == "--size")
+      s.gemm_size = parse_int(flag, value());
     else if (flag == "--similarity-product") {
       s.product_rows = parse_int(flag, value());
       s.product_cols = parse_int(flag, value());
       s.product_depth = parse_int(flag, value());
-    }
-    else usage("unknown option '" + flag + "'");
+    } else
+      usage("unknown option '" + flag + "'");
   }
   const shape& d = s.dims;
   if (d.target_vocab < 2 || d.overlap < 1 || d.overlap >= d.target_vocab || d.helper_dim < 1 || d.source_dim < 1)
     usage("need 1 <= overlap < target-vocab and positive dimensions");
-  if (s.threads < 0 || s.repeats < 1 || s.tile_mb < 0 || s.gemm_size < 1) usage("invalid --threads, --repeats, --tile-mb or --size");
+  if (s.threads < 0 || s.repeats < 1 || s.tile_mb < 0 || s.gemm_size < 1)
+    usage("invalid --threads, --repeats, --tile-mb or --size");
   return s;
 }
 
@@ -159,7 +176,7 @@ row_major anisotropic(clp::Index rows, clp::Index cols, float scale, std::uint64
   return m;
 }
 
-// --- the GEMM ceiling: best of `repeats` n^3 float products, all threads.
+// --- the ceilings: plain products on all threads, nothing of the library.
 // The similarity product of a synthesis alone, the floor of its default path: M missing rows
 // times N overlapping rows, depth K (d_helper), C = Q N^T in row blocks of 960 (the whole
 // M x N matrix would not fit), each block one BLAS call on all threads. Content is irrelevant.
@@ -181,10 +198,11 @@ int run_similarity_product(const settings& s) {
     best = std::min(best, seconds_since(start));
   }
   const double gflops = 2.0 * double(m) * double(n) * double(k) / best / 1e9;
-  std::printf("similarity product %lld x %lld x %lld float32 in blocks of %lld rows, %d threads, %s: best %.3f s, "
-              "%.1f GFLOP/s (check %g)\n",
-              (long long)m, (long long)n, (long long)k, (long long)block, threads, blas_backend().c_str(), best, gflops,
-              double(c(0, 0)));
+  std::printf(
+      "similarity product %lld x %lld x %lld float32 in blocks of %lld rows, %d threads, %s: best %.3f s, "
+      "%.1f GFLOP/s (check %g)\n",
+      (long long)m, (long long)n, (long long)k, (long long)block, threads, blas_backend().c_str(), best, gflops,
+      double(c(0, 0)));
   std::printf("RESULT mode=similarity-product backend=%s threads=%d m=%lld n=%lld k=%lld seconds=%.6f gflops=%.2f\n",
               blas_backend().c_str(), threads, (long long)m, (long long)n, (long long)k, best, gflops);
   return 0;
@@ -192,20 +210,11 @@ int run_similarity_product(const settings& s) {
 
 int run_gemm(const settings& s) {
   const int threads = s.threads > 0 ? s.threads : hardware_threads();
-  if (openblas_set_num_threads) openblas_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
   const clp::Index n = s.gemm_size;
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b;  // warm-up: page faults, BLAS buffers, thread start
-  double best = 1e300;
-  for (int r = 0; r < std::max(s.repeats, 3); ++r) {
-    const auto start = clock_type::now();
-    c.noalias() = a * b;
-    best = std::min(best, seconds_since(start));
-  }
+  const double best = float32_gemm_seconds(n, threads, std::max(s.repeats, 3));
   const double gflops = 2.0 * double(n) * double(n) * double(n) / best / 1e9;
-  std::printf("gemm %lldx%lldx%lld float32, %d threads, %s: best %.4f s, %.1f GFLOP/s (check %g)\n", (long long)n,
-              (long long)n, (long long)n, threads, blas_backend().c_str(), best, gflops, double(c(0, 0)));
+  std::printf("gemm %lldx%lldx%lld float32, %d threads, %s: best %.4f s, %.1f GFLOP/s\n", (long long)n, (long long)n,
+              (long long)n, threads, blas_backend().c_str(), best, gflops);
   std::printf("RESULT mode=gemm backend=%s threads=%d size=%lld seconds=%.6f gflops=%.2f\n", blas_backend().c_str(),
               threads, (long long)n, best, gflops);
   return 0;
@@ -297,26 +306,25 @@ int run_synthesis(const settings& s) {
   const double flop = 2.0 * n_missing * double(d.overlap) * double(d.helper_dim + d.source_dim);
   const double gflops = flop / seconds / 1e9;
 
-  const double data_mb =
-      double(source.size() + helper.size() + output.size()) * sizeof(float) / (1024.0 * 1024.0);
+  const double data_mb = double(source.size() + helper.size() + output.size()) * sizeof(float) / (1024.0 * 1024.0);
   const double rss_mb = peak_rss_mb();
   const double verify_error = (s.verify && s.weighting == "paper") ? verify_paper(helper, source, output, overlap) : -1;
 
   std::printf("shape %s: target %lld, overlap %lld, missing %lld, helper dim %lld, source dim %lld\n",
               s.shape_name.c_str(), (long long)d.target_vocab, (long long)d.overlap, (long long)n_missing,
               (long long)d.helper_dim, (long long)d.source_dim);
-  std::printf("build %s, %d threads, tile %.0f MiB, weighting %s; inputs generated in %.2f s\n",
-              blas_backend().c_str(), threads, double(options.tile_bytes) / (1024.0 * 1024.0), s.weighting.c_str(),
-              generate_seconds);
+  std::printf("build %s, %d threads, tile %.0f MiB, weighting %s; inputs generated in %.2f s\n", blas_backend().c_str(),
+              threads, double(options.tile_bytes) / (1024.0 * 1024.0), s.weighting.c_str(), generate_seconds);
   std::printf("synthesis: median %.4f s, best %.4f s over %d repeats; %.1f GFLOP/s (dense-equivalent %.1f GFLOP)\n",
               seconds, best, s.repeats, gflops, flop / 1e9);
-  std::printf("cpu: %.3f s per repeat, %.2f cores busy on average (of %d threads)\n", cpu_per_repeat,
-              cpu_utilisation, threads);
+  std::printf("cpu: %.3f s per repeat, %.2f cores busy on average (of %d threads)\n", cpu_per_repeat, cpu_utilisation,
+              threads);
   std::printf("memory: peak RSS %.1f MiB; inputs + output %.1f MiB; extra %.1f MiB (process before inputs %.1f MiB)\n",
               rss_mb, data_mb, rss_mb - data_mb, rss_start_mb);
-  std::printf("report: fallback %lld, zero-norm %lld, no-positive %lld, inflated %lld, effective neighbours median %.1f\n",
-              (long long)report.fallback_rows, (long long)report.zero_norm_rows, (long long)report.no_positive_rows,
-              (long long)report.inflated_rows, report.effective_neighbours_median);
+  std::printf(
+      "report: fallback %lld, zero-norm %lld, no-positive %lld, inflated %lld, effective neighbours median %.1f\n",
+      (long long)report.fallback_rows, (long long)report.zero_norm_rows, (long long)report.no_positive_rows,
+      (long long)report.inflated_rows, report.effective_neighbours_median);
   if (verify_error >= 0) std::printf("check: max relative error of 3 rows vs float64 eq. 3-4: %.2e\n", verify_error);
   std::printf(
       "RESULT mode=synthesis backend=%s shape=%s target_vocab=%lld overlap=%lld helper_dim=%lld source_dim=%lld "
@@ -324,7 +332,8 @@ int run_synthesis(const settings& s) {
       "data_mb=%.1f extra_mb=%.1f cpu_seconds=%.6f cores_busy=%.2f verify_error=%.3g\n",
       blas_backend().c_str(), s.shape_name.c_str(), (long long)d.target_vocab, (long long)d.overlap,
       (long long)d.helper_dim, (long long)d.source_dim, threads, double(options.tile_bytes) / (1024.0 * 1024.0),
-      s.weighting.c_str(), s.repeats, seconds, best, gflops, rss_mb, data_mb, rss_mb - data_mb, cpu_per_repeat, cpu_utilisation, verify_error);
+      s.weighting.c_str(), s.repeats, seconds, best, gflops, rss_mb, data_mb, rss_mb - data_mb, cpu_per_repeat,
+      cpu_utilisation, verify_error);
   if (verify_error > 1e-3) {
     std::fprintf(stderr, "bench_synthesis: the output disagrees with the float64 reference\n");
     return 1;

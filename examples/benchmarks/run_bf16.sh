@@ -5,22 +5,23 @@
 # oneDNN is installed: Debian libdnnl-dev) through every measurement of the README's section
 # "BF16 similarity product (issue 12)":
 #   - the 4096^3 ceilings, float32 (OpenBLAS) and bf16 (oneDNN);
-#   - the top-k similarity product C = Q N^T over all blocks at GPT2-XL, Llama-2 -> Qwen3
-#     matched exactly, and matched by bytes, float32 against bf16;
+#   - the engine's top-k path (clp::synthesize_rows on a one-column source: the product, the
+#     selection and, for bf16, the rescoring) at GPT2-XL, Llama-2 -> Qwen3 matched exactly, and
+#     matched by bytes, float32 against the program's bf16 product, with that product's share;
 #   - how often the top-10 neighbours differ: on the shipped models (en-large source, de-small
 #     helper), and on the Llama-2 -> Qwen3 checkpoints of make_checkpoints.py (real tokenizers,
 #     random anisotropic BF16 embeddings), matched by bytes and exactly, with float64 as the
 #     referee.
 # Where oneDNN has no bf16 matmul for the CPU (oneDNN 2.6, Debian 12's: bf16 needs AVX-512),
-# gemm and speed print the float32 figures and say so, and agreement emulates the bf16 product
-# (bf16-rounded rows multiplied in float32; the products are exact, so only the order of the
-# float32 sums differs). The agreement step at the Llama-2 -> Qwen3 shape takes most of the
-# time (its float64 referee: about 10 minutes per --match on 2 cores).
+# gemm and speed print the float32 figures and say so, and agreement stops. The agreement step
+# at the Llama-2 -> Qwen3 shape takes most of the time: its float64 referee (about 10 minutes
+# per --match on 2 cores), and k = 10 syntheses per path to read the engine's choice back.
 #   - program (issue 22): the whole `clp-transfer transfer` at the GPT2-XL and Llama-2 -> Qwen3
 #     shapes (make_checkpoints.py folders), the bf16 path (the default) and
 #     --similarity-product float32 alternating, CLP_BENCH_RUNS times each (default 3), each into
-#     a fresh output folder (so no --force and no fsync of a replaced output); then the float32
-#     and bf16 products alone at the same shape; medians and ratios at the end.
+#     a fresh output folder (so no --force and no fsync of a replaced output); then bench_bf16
+#     --speed at the same shape, whose float32 top-k path is the floor of the float32 program;
+#     medians and ratios at the end.
 # Prints bench_bf16's lines (RESULT lines for scripts).
 #
 # Usage: examples/benchmarks/run_bf16.sh [STEP...]   steps: gemm speed agreement program
@@ -94,15 +95,15 @@ program_step() {
     done
     local bench_shape="$shape"
     [[ "$shape" == llama2-qwen3 ]] && bench_shape=llama2-qwen3-bytes
-    log "the products alone, $bench_shape"
+    log "the top-k paths alone, $bench_shape"
     run_clean "$bench" --speed --shape "$bench_shape" --threads "$threads" --repeats "$runs" | tee "$work/speed-$shape"
-    local bf16 float32 product32
+    local bf16 float32 topk32
     bf16=$(cut -d' ' -f1 "$work/times-$shape-bf16" | median)
     float32=$(cut -d' ' -f1 "$work/times-$shape-float32" | median)
-    product32=$(grep -o 'f32_seconds=[0-9.]*' "$work/speed-$shape" | cut -d= -f2)
-    awk -v shape="$shape" -v runs="$runs" -v b="$bf16" -v f="$float32" -v p="$product32" 'BEGIN {
+    topk32=$(grep -o 'f32_selected_seconds=[0-9.]*' "$work/speed-$shape" | cut -d= -f2)
+    awk -v shape="$shape" -v runs="$runs" -v b="$bf16" -v f="$float32" -v p="$topk32" 'BEGIN {
       printf "RESULT mode=program shape=%s runs=%s bf16_wall_median=%s float32_wall_median=%s", shape, runs, b, f
-      printf " float32_product_seconds=%s speedup=%.3f bf16_over_float32_product=%.3f\n", p, f / b, b / p }'
+      printf " float32_topk_seconds=%s speedup=%.3f bf16_over_float32_topk=%.3f\n", p, f / b, b / p }'
     grep -h "similarity product" "$work/log-$shape-bf16" || true
   done
 }

@@ -2,9 +2,9 @@
 //
 // bench_knn: times clp::knn_overlap over a whole vocabulary (by default GPT-2's 50,257 tokens
 // at widths 768 and 1600, the shapes of GPT-2 small and GPT-2 XL) against the two plain
-// similarity products the search needs, #vocab^2 * (d_a + d_b) * 2 flops, timed two ways:
-//   blocked:     the same row blocks and 512-row panels as the library, products only (rows
-//                pre-normalised, no gathering, no selection);
+// similarity products the search needs, #vocab^2 * (d_a + d_b) * 2 flops: floors, plain
+// products of pre-normalised rows with no gathering and no selection, timed two ways:
+//   blocked:     row blocks and panels of the heights clp::knn_tiling says the search uses;
 //   full-width:  each block of 256 rows times all rows at once, one Eigen product per block.
 // The target is knn_overlap <= 2x the products. With --check it also verifies, at full size on
 // a sample of rows, that the neighbours are bit-identical across thread counts and tile budgets.
@@ -23,10 +23,7 @@
 
 #include <Eigen/Core>
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -35,14 +32,13 @@
 #include <utility>
 #include <vector>
 
-// Resolved at run time: null when the program is not linked to OpenBLAS.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+#include "bench_support.hpp"
 
 namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using clock_type = std::chrono::steady_clock;
 using clp::Index;
+using namespace clp_bench;
 
 struct settings {
   Index vocab = 50257, width_a = 768, width_b = 1600, k = 10;
@@ -98,24 +94,6 @@ settings parse(int argc, char** argv) {
   return s;
 }
 
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_maxrss) / 1024.0;  // KiB on Linux
-}
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-// Process CPU time (user + system), less sensitive than wall time to other load on the machine.
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
 // Wall and CPU seconds of one call.
 struct timing {
   double wall = 0, cpu = 0;
@@ -133,33 +111,15 @@ timing time_of(F&& f) {
   return {seconds_since(start), cpu_seconds() - cpu0};
 }
 
-// Standard normal floats from a counter-based stream per row, so rows fill in parallel.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-void normal_row(float* out, Index n, std::uint64_t stream, std::uint64_t row) {
-  std::uint64_t state = mix(stream * 0x100000001B3ull ^ mix(row));
-  for (Index c = 0; c < n; c += 2) {
-    const double u1 = (double(mix(state++) >> 11) + 1.0) * 0x1.0p-53;
-    const double u2 = double(mix(state++) >> 11) * 0x1.0p-53;
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    out[c] = float(r * std::cos(6.283185307179586 * u2));
-    if (c + 1 < n) out[c + 1] = float(r * std::sin(6.283185307179586 * u2));
-  }
-}
-
 void make_inputs(const settings& s, row_major& a, row_major& b) {
   a.resize(s.vocab, s.width_a);
   b.resize(s.vocab, s.width_b);
   std::vector<float> shared(std::size_t(s.width_a));
-  normal_row(shared.data(), s.width_a, 1, ~0ull);
+  fill_standard_normal(shared.data(), s.width_a, stream_key(0, 1, ~0ull));
   clp::parallel_for(s.vocab, clp::resolve_threads(s.threads), [&](Index r, int) {
-    normal_row(a.row(r).data(), s.width_a, 2, std::uint64_t(r));
+    fill_standard_normal(a.row(r).data(), s.width_a, stream_key(0, 2, std::uint64_t(r)));
     for (Index c = 0; c < s.width_a; ++c) a(r, c) += 0.5f * shared[std::size_t(c)];
-    normal_row(b.row(r).data(), s.width_b, 3, std::uint64_t(r));
+    fill_standard_normal(b.row(r).data(), s.width_b, stream_key(0, 3, std::uint64_t(r)));
     for (Index c = 0; c < s.width_a; ++c) b(r, c) += a(r, c);
   });
 }
@@ -222,23 +182,18 @@ int main(int argc, char** argv) {
   const settings s = parse(argc, argv);
   const auto tile_bytes = std::size_t(s.tile_mib * 1024 * 1024);
   const int threads = clp::resolve_threads(s.threads);
-#ifdef CLP_HAVE_BLAS
-  const char* backend = "Eigen + BLAS";
-#else
-  const char* backend = "Eigen";
-#endif
   std::printf("bench_knn: %td tokens, widths %td and %td, k = %td, %d threads, tile %.0f MiB, %s\n", s.vocab, s.width_a,
-              s.width_b, s.k, threads, s.tile_mib, backend);
+              s.width_b, s.k, threads, s.tile_mib, blas_backend().c_str());
 
   row_major a, b;
   make_inputs(s, a, b);
   const double input_mib = double(a.size() + b.size()) * 4 / (1 << 20);
-  std::printf("inputs: %.0f MiB; peak RSS before the run %.0f MiB\n", input_mib, peak_rss_mib());
+  std::printf("inputs: %.0f MiB; peak RSS before the run %.0f MiB\n", input_mib, peak_rss_mb());
   const double flops = double(s.vocab) * double(s.vocab) * double(s.width_a + s.width_b) * 2;
 
   clp::knn_overlap_result result;
   const timing ours = time_of([&] { result = clp::knn_overlap(a, b, clp::knn_options{s.k, s.threads, tile_bytes}); });
-  const double rss = peak_rss_mib();
+  const double rss = peak_rss_mb();
   print_timing("knn_overlap:", ours, flops, nullptr);
   std::printf("mean overlap %.4f (chance %.5f); peak RSS after knn_overlap %.0f MiB (%.0f MiB above the inputs)\n",
               result.mean_overlap, double(s.k) / double(s.vocab - 1), rss, rss - input_mib);
