@@ -118,7 +118,7 @@ TEST_CASE("REDUCE calls only a global, with a tuple, which the hooks get frozen"
                                                      "call allowed.thing with frozen arguments"});
 }
 
-TEST_CASE("BINPERSID and BUILD give the hooks frozen values; BUILD of a used value is refused") {
+TEST_CASE("BINPERSID and BUILD give the hooks frozen values, and BUILD of a used value is refused") {
   fixture f;
   f.push(kind::tuple);
   CHECK(f.run(instruction(op::binpersid)));

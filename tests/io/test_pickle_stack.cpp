@@ -28,7 +28,7 @@ std::string refusal(Action&& action) {
 
 }  // namespace
 
-TEST_CASE("the pickle stack gives values only above the last MARK; POP of an empty frame drops its MARK") {
+TEST_CASE("the pickle stack gives values only above the last MARK, and POP of an empty frame drops its MARK") {
   const io::pickle_site site{file, "a/data.pkl", 7};
   io::pickle_stack stack(site, {});
   CHECK(refusal([&] { stack.pop(); }) ==

@@ -52,7 +52,7 @@ TEST_CASE("protobuf varints: 1 to 10 bytes, low group first, refused past 64 bit
         "truncated one)");
 }
 
-TEST_CASE("protobuf fixed-size values are little-endian; length-delimited bytes stay within the message") {
+TEST_CASE("protobuf fixed-size values are little-endian, and length-delimited bytes stay within the message") {
   const std::string bytes =
       "\x01\x02\x03\x04\x03"
       "abc\x05"
