@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -46,6 +47,9 @@ struct evaluation_options : execution_options {
   /// Which tokens are held out: the same seed gives the same split on every machine and thread
   /// count (a hash of the seed and each token's target id, not a library's random engine).
   std::uint64_t seed = 0;
+  /// Optional: called as the held-out rows' blocks finish with (rows synthesised so far, rows to
+  /// synthesise), from the worker threads, one at a time (see synthesis_options::progress).
+  std::function<void(Index done, Index total)> progress;
 };
 
 /// The scores of one synthesised matrix (the embedding, or one more source matrix) on the
@@ -216,6 +220,7 @@ std::vector<evaluation> evaluate_views(const matrix_view<const void>& source, co
   screen_inputs(jobs.front().pairs, helper, kept, rows.missing, threads, context);
   synthesis_options synthesis;
   static_cast<execution_options&>(synthesis) = options;
+  synthesis.progress = options.progress;
   std::vector<synthesis_report> reports = run_pass(jobs, helper, kept, rows, threads, synthesis, true, context);
 
   std::vector<Index> held_source_ids;

@@ -129,7 +129,7 @@ TEST_CASE("least-squares: without --lambda the summary says GCV chose it") {
 
 TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a recommendation without inflated rows") {
   const workspace ws = gpt2_workspace();
-  const program_result result = run_program(evaluate_args(ws.pair, {"--json"}));
+  const program_result result = run_program(evaluate_args(ws.pair, {"--json", "--quiet"}));
   INFO("stderr: ", result.err);
   REQUIRE(result.exit_status == 0);
   CHECK(result.err.empty());
@@ -163,9 +163,8 @@ TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a re
     return row["weighting"] == "least-squares" && row["k"].is_null();
   });
   REQUIRE(by_default != rows.end());
-  const auto leader = std::find_if(rows.begin(), rows.end(), [](const auto& row) {
-    return row["missing_inflated_rows"].template get<int>() == 0;
-  });
+  const auto leader = std::find_if(
+      rows.begin(), rows.end(), [](const auto& row) { return row["missing_inflated_rows"].template get<int>() == 0; });
   std::vector<double> d;
   for (std::size_t s = 0; s < 3; ++s)
     d.push_back((*leader)["split_cosines"][s].get<double>() - (*by_default)["split_cosines"][s].get<double>());
@@ -178,6 +177,79 @@ TEST_CASE("evaluate --json: every weighting, sorted by score, three splits, a re
     CHECK(best == leader);
   else
     CHECK(best == by_default);
+}
+
+TEST_CASE("evaluate --json on the shipped pair equals the reference to float32 rounding") {
+  // tests/data/evaluate/PROVENANCE.md: what the build that formed the cosines once per weighting
+  // and split printed. Every weighting's diagnostics now come from one pass over the missing rows
+  // and each split's from one pass over its held-out rows; the figures must not move.
+  const fs::path models = CLP_EXAMPLE_MODELS_DIR;
+  const program_result result = run_program({"evaluate", "--source", (models / "en-large").string(), "--helper",
+                                             (models / "de-small").string(), "--json", "--threads", "1"});
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  const auto got = nlohmann::json::parse(result.out);
+  const auto want = nlohmann::json::parse(read_file(fs::path(CLP_TEST_DATA_DIR) / "evaluate" / "shipped_pair.json"));
+  CHECK(got["missing_rows_similarity_product"] == "float32");  // paper and omp read whole rows
+  // Every value of the reference, the same in the output: numbers to float32 rounding, the rest
+  // exactly; what depends on the run (its paths, its time) is left out.
+  std::vector<std::pair<std::string, std::pair<const nlohmann::json*, const nlohmann::json*>>> pending{
+      {"", {&want, &got}}};
+  while (!pending.empty()) {
+    const auto [path, values] = pending.back();
+    pending.pop_back();
+    const nlohmann::json& a = *values.first;
+    const nlohmann::json& b = *values.second;
+    INFO("at ", path, ": reference ", a.dump(), ", now ", b.dump());
+    if (path == "/source" || path == "/helper" || path == "/seconds") continue;
+    if (a.is_object() || a.is_array()) {
+      REQUIRE(b.type() == a.type());
+      REQUIRE((a.is_object() || b.size() == a.size()));
+      for (auto item = a.begin(); item != a.end(); ++item) {
+        const std::string key = a.is_object() ? item.key() : std::to_string(std::distance(a.begin(), item));
+        const nlohmann::json& other = a.is_object() ? b[key] : b[std::size_t(std::distance(a.begin(), item))];
+        pending.push_back({path + "/" + key, {&*item, &other}});
+      }
+    } else if (a.is_number_float()) {
+      REQUIRE(b.is_number());
+      CHECK(std::abs(b.get<double>() - a.get<double>()) <= 4e-7 * std::max(1.0, std::abs(a.get<double>())));
+    } else {
+      CHECK(b == a);
+    }
+  }
+}
+
+TEST_CASE("evaluate --weightings: only the weightings named, each as in the whole table") {
+  const workspace ws = gpt2_workspace();
+  const program_result all = run_program(evaluate_args(ws.pair, {"--json", "--quiet", "--threads", "1"}));
+  const program_result some = run_program(
+      evaluate_args(ws.pair, {"--json", "--quiet", "--threads", "1", "--weightings", "top-k:30,least-squares,omp"}));
+  INFO("stderr: ", all.err, some.err);
+  REQUIRE(all.exit_status == 0);
+  REQUIRE(some.exit_status == 0);
+  const auto whole = nlohmann::json::parse(all.out)["weightings"];
+  const auto chosen = nlohmann::json::parse(some.out)["weightings"];
+  REQUIRE(chosen.size() == 3);
+  for (const auto& row : chosen) {
+    INFO(row.dump());
+    const auto same = std::find_if(whole.begin(), whole.end(), [&](const auto& other) {
+      return other["weighting"] == row["weighting"] && other["k"] == row["k"];
+    });
+    REQUIRE(same != whole.end());
+    CHECK(row["split_cosines"] == (*same)["split_cosines"]);
+    CHECK(row["missing_inflated_rows"] == (*same)["missing_inflated_rows"]);
+    CHECK(row["missing_negative_sum_rows"] == (*same)["missing_negative_sum_rows"]);
+  }
+  CHECK(nlohmann::json::parse(some.out)["recommended"]["weighting"] != "omp");  // it inflates rows here
+}
+
+TEST_CASE("evaluate: progress on stderr, one line per phase when stderr is not a terminal") {
+  const workspace ws = gpt2_workspace();
+  const program_result result = run_program(evaluate_args(ws.pair, {"--weightings", "top-k", "--splits", "2"}));
+  REQUIRE(result.exit_status == 0);
+  CHECK(lines_of(result.err) ==
+        std::vector<std::string>{"clp-transfer: read ...", "clp-transfer: held out, split 1 of 2 ...",
+                                 "clp-transfer: held out, split 2 of 2 ...", "clp-transfer: missing rows ..."});
 }
 
 TEST_CASE("evaluate on the shipped pair: the table and a recommendation, in seconds") {
@@ -197,8 +269,26 @@ TEST_CASE("evaluate refusals: one line naming the problem, status 1, nothing on 
   const workspace ws = gpt2_workspace();
   SUBCASE("a missing source folder") {
     const fs::path gone = ws.dir / "no-such-model";
-    check_error_line(run_program({"evaluate", "--source", gone.string(), "--helper", ws.pair.helper.folder.string()}),
-                     gone.string(), {});
+    check_error_line_after_progress(
+        run_program({"evaluate", "--source", gone.string(), "--helper", ws.pair.helper.folder.string()}),
+        gone.string());
+  }
+  SUBCASE("--weightings: an unknown name, a bad k, a k for a weighting without one, a name twice, an empty entry") {
+    check_error_line(run_program(evaluate_args(ws.pair, {"--weightings", "top-k,ridge"})), "--weightings",
+                     {"unknown weighting 'ridge'"});
+    check_error_line(run_program(evaluate_args(ws.pair, {"--weightings", "top-k:0"})), "--weightings",
+                     {"entry 'top-k:0': k must be a whole number of at least 1"});
+    check_error_line(run_program(evaluate_args(ws.pair, {"--weightings", "paper:3"})), "--weightings",
+                     {"entry 'paper:3': paper reads no k"});
+    check_error_line(run_program(evaluate_args(ws.pair, {"--weightings", "top-k,top-k:10"})), "--weightings",
+                     {"names top-k k=10 twice"});
+    check_error_line(run_program(evaluate_args(ws.pair, {"--weightings", "top-k,,omp"})), "--weightings",
+                     {"empty entry"});
+  }
+  SUBCASE("--similarity-product bf16 with a weighting that reads whole rows") {
+    check_error_line(
+        run_program(evaluate_args(ws.pair, {"--weightings", "top-k,paper", "--similarity-product", "bf16"})),
+        "--similarity-product", {"does not apply when paper is scored"});
   }
   SUBCASE("--held-out out of range") {
     check_error_line(run_program(evaluate_args(ws.pair, {"--held-out", "1.5"})), "--held-out", {"between 0 and 1"});
