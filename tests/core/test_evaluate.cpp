@@ -149,7 +149,7 @@ TEST_CASE("evaluate: held-out rows and scores match the double oracle") {
   }
 }
 
-TEST_CASE("evaluate: an untied head is scored with the same weights; bfloat16 and double inputs") {
+TEST_CASE("evaluate: an untied head is scored with the same weights, from bfloat16 and double inputs") {
   const problem p = make_problem(500, 400, 200, 10, 12, 27);
   const oracle::matrix head_values = fixtures::rounded<Eigen::bfloat16>(oracle::random_embeddings(400, 6, 0.2, 29));
   const auto helper = fixtures::make<fixtures::eigen_col_major<double>>(p.helper);

@@ -216,7 +216,7 @@ TEST_CASE("least_squares_map: bit-identical for 1, 2 and 3 threads and any tile 
     }
 }
 
-TEST_CASE("least_squares_map: a zero helper row falls back to the mean; R^2 of an exact map is 1") {
+TEST_CASE("least_squares_map: a zero helper row falls back to the mean, and R^2 of an exact map is 1") {
   problem p = make_problem(200, 150, 80, 6, 9, 111);
   // Source rows that are exactly a linear map of the helper rows: R^2 = 1 at lambda = 0.
   oracle::matrix map(6, 9);

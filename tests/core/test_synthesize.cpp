@@ -384,7 +384,7 @@ TEST_CASE("synthesize_rows: progress reports every row once, in increasing count
   }
 }
 
-TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, never written again; rows_started "
+TEST_CASE("synthesize_rows: rows_finished hands out the finished rows in order, never written again, and rows_started "
           "leaves the rows above it untouched") {
   // The oracle is a plain run: what the callback saw of each stretch, as it was reported, must
   // be that run's rows bit for bit; the stretch is then overwritten with the sentinel, which
