@@ -17,6 +17,7 @@
 #include <clp/knn_overlap.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/nearest_neighbours.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/parallel.hpp>
 #include <clp/policy.hpp>
 #include <clp/random_init.hpp>

@@ -21,6 +21,7 @@
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/parallel.hpp>
 #include <clp/synthesis_options.hpp>
 #include <clp/synthesis_report.hpp>
@@ -32,7 +33,9 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -47,9 +50,16 @@ struct evaluation_options : execution_options {
   /// Which tokens are held out: the same seed gives the same split on every machine and thread
   /// count (a hash of the seed and each token's target id, not a library's random engine).
   std::uint64_t seed = 0;
+  /// evaluate_each: the splits, with seeds seed, seed + 1, ...; evaluate scores one.
+  int splits = 1;
   /// Optional: called as the held-out rows' blocks finish with (rows synthesised so far, rows to
-  /// synthesise), from the worker threads, one at a time (see synthesis_options::progress).
+  /// synthesise, over all the splits), from the worker threads, one at a time (see
+  /// synthesis_options::progress).
   std::function<void(Index done, Index total)> progress;
+  /// Optional: what calls over the same helper and overlap share (<clp/overlap_cache.hpp>): an
+  /// evaluation's Gram matrix and maps' moments over the whole overlap, then a synthesis' of the
+  /// missing rows over it. Null: its own. Results are the same either way, bit for bit.
+  std::shared_ptr<overlap_cache> cache;
 };
 
 /// The scores of one synthesised matrix (the embedding, or one more source matrix) on the
@@ -181,29 +191,86 @@ inline held_out_scores score_rows(const std::string& name, const matrix_view<con
   return s;
 }
 
-/// The whole evaluation on views, of every policy on one split: validate, split, synthesise the
-/// held-out rows into compact matrices in one pass (synthesis_pass.hpp: the held-out rows'
-/// cosines with the kept ones are formed once for all the policies), score them.
-template <class Policy>
-std::vector<evaluation> evaluate_views(const matrix_view<const void>& source, const matrix_view<const void>& helper,
-                                       const vocabulary_overlap& overlap, const scored_matrices& more,
-                                       const std::vector<Policy>& policies, const evaluation_options& options,
-                                       const char* context) {
-  if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
-                           "has target and source id lists of different lengths");
-  if (helper.cols() < 1) throw invalid_argument(error_facts::in(context).with_argument("helper"), "has no columns");
-  if (policies.empty()) throw invalid_argument(error_facts::in(context).with_argument("policies"), "is empty");
-  check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
-  std::vector<std::pair<std::string, matrix_view<const void>>> sources{{"source", source}};
-  for (const scored_matrix& m : more) sources.emplace_back(m.name, m.source);
-  for (const auto& [name, view] : sources) check_ids(overlap.source_ids, view.rows(), "overlap source", name, context);
+/// What every split of an evaluation shares, prepared once over the whole overlap: for Batch-OMP
+/// the overlap's Gram matrix (when a pursuit's budget holds it), for least-squares maps the
+/// overlap's moments; its own, or the cache's. Each split reads its kept overlap's part of them
+/// (overlap_givens), so a split costs neither a Gram matrix nor a pass over the kept rows of its
+/// own.
+struct whole_overlap {
+  const float* gram = nullptr;
+  const overlap_moments* moments = nullptr;
+  scratch_buffer<float> own_gram;  // without a cache
+  std::optional<overlap_moments> own_moments;
+};
 
-  const std::vector<Index> held_out = held_out_positions(overlap, options.held_out_share, options.seed, context);
+template <class Policy>
+void prepare_whole_overlap(whole_overlap& whole, const std::vector<Policy>& policies,
+                           const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
+                           const vocabulary_overlap& overlap, overlap_cache* cache, int threads) {
+  bool gram = false, maps = false;
+  const double gram_bytes = double(overlap.size()) * double(overlap.size()) * sizeof(float);
+  for (const Policy& policy : policies)
+    visit_weighting(policy, [&](const auto& p) {
+      constexpr weigher weigh = stages_of<std::decay_t<decltype(p)>>.weigh;
+      if constexpr (weigh == weigher::pursuit) gram = gram || gram_bytes <= double(p.max_gram_bytes);
+      if constexpr (weigh == weigher::query_norms) maps = true;
+    });
+  const auto make_gram = [&](scratch_buffer<float>& storage) {
+    compute_gram(storage, nullptr, helper, overlap, scan_overlap({}, helper, overlap, threads).inverse_norm, threads);
+  };
+  const auto make_moments = [&] { return sum_overlap_moments(pairs, helper, overlap, threads); };
+  if (gram && cache != nullptr) {
+    whole.gram = cache->gram(helper, overlap, make_gram);
+  } else if (gram) {
+    make_gram(whole.own_gram);
+    whole.gram = whole.own_gram.data();
+  }
+  if (maps && cache != nullptr) {
+    whole.moments = &cache->moments(helper, overlap, pairs, make_moments);
+  } else if (maps) {
+    whole.own_moments = make_moments();
+    whole.moments = &*whole.own_moments;
+  }
+}
+
+/// The overlap entries of `positions` (ascending) alone.
+inline vocabulary_overlap overlap_entries(const vocabulary_overlap& overlap, const std::vector<Index>& positions) {
+  vocabulary_overlap part;
+  for (Index j : positions) {
+    part.target_ids.push_back(overlap.target_ids[std::size_t(j)]);
+    part.source_ids.push_back(overlap.source_ids[std::size_t(j)]);
+  }
+  part.source_vocab_size = overlap.source_vocab_size;
+  part.target_vocab_size = overlap.target_vocab_size;
+  return part;
+}
+
+/// The positions of the overlap that `held` (ascending) leaves.
+inline std::vector<Index> kept_positions(Index n_overlap, const std::vector<Index>& held) {
+  std::vector<Index> kept;
+  for (Index j = 0, h = 0; j < n_overlap; ++j) {
+    if (h < Index(held.size()) && held[std::size_t(h)] == j)
+      ++h;
+    else
+      kept.push_back(j);
+  }
+  return kept;
+}
+
+/// One split of an evaluation, every policy: its held-out rows synthesised into compact matrices
+/// in one pass (synthesis_pass.hpp: their cosines with the kept rows formed once for every
+/// policy; the Gram matrix and the maps' moments taken from the whole overlap's), then scored.
+/// Returns one evaluation per policy.
+template <class Policy>
+std::vector<evaluation> evaluate_split(const std::vector<std::pair<std::string, matrix_view<const void>>>& sources,
+                                       const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                       const std::vector<Policy>& policies, const whole_overlap& whole,
+                                       const std::vector<Index>& held_out, int threads,
+                                       const synthesis_options& synthesis, const char* context) {
   const vocabulary_overlap kept = kept_overlap(overlap, held_out);
   const Index held = Index(held_out.size());
-  // Per policy, per source: the held-out rows as that policy synthesises them.
-  std::vector<std::vector<std::vector<float>>> compact(policies.size());
+  const std::vector<Index> positions = kept_positions(overlap.size(), held_out);
+  std::vector<std::vector<std::vector<float>>> compact(policies.size());  // per policy, per source
   std::vector<pass_job<Policy>> jobs;
   for (std::size_t j = 0; j < policies.size(); ++j) {
     jobs.push_back({policies[j], {}});
@@ -213,15 +280,19 @@ std::vector<evaluation> evaluate_views(const matrix_view<const void>& source, co
                                name, name + " held out"});
     }
   }
-  const int threads = resolve_threads(options.threads);
+  std::optional<overlap_moments> kept_moments;
+  if (whole.moments != nullptr)
+    kept_moments = moments_without(
+        *whole.moments, sum_overlap_moments(jobs.front().pairs, helper, overlap_entries(overlap, held_out), threads));
+  overlap_givens given;
+  given.gram = whole.gram;
+  given.gram_size = overlap.size();
+  given.positions = &positions;
+  given.moments = kept_moments ? &*kept_moments : nullptr;
   rows_to_write rows;
   rows.missing = kept.missing_ids;
   rows.padding.assign(rows.missing.size(), false);
-  screen_inputs(jobs.front().pairs, helper, kept, rows.missing, threads, context);
-  synthesis_options synthesis;
-  static_cast<execution_options&>(synthesis) = options;
-  synthesis.progress = options.progress;
-  std::vector<synthesis_report> reports = run_pass(jobs, helper, kept, rows, threads, synthesis, true, context);
+  std::vector<synthesis_report> reports = run_pass(jobs, helper, kept, rows, threads, synthesis, true, context, given);
 
   std::vector<Index> held_source_ids;
   for (Index j : held_out) held_source_ids.push_back(overlap.source_ids[std::size_t(j)]);
@@ -236,6 +307,53 @@ std::vector<evaluation> evaluate_views(const matrix_view<const void>& source, co
   return results;
 }
 
+/// The whole evaluation on views, of every policy on every split: validate, prepare what the
+/// splits share, then each split. Returns, per policy, one evaluation per split.
+template <class Policy>
+std::vector<std::vector<evaluation>> evaluate_views(const matrix_view<const void>& source,
+                                                    const matrix_view<const void>& helper,
+                                                    const vocabulary_overlap& overlap, const scored_matrices& more,
+                                                    const std::vector<Policy>& policies,
+                                                    const evaluation_options& options, const char* context) {
+  if (overlap.source_ids.size() != overlap.target_ids.size())
+    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
+                           "has target and source id lists of different lengths");
+  if (helper.cols() < 1) throw invalid_argument(error_facts::in(context).with_argument("helper"), "has no columns");
+  if (policies.empty()) throw invalid_argument(error_facts::in(context).with_argument("policies"), "is empty");
+  if (options.splits < 1)
+    throw invalid_argument(error_facts::in(context).with_argument("splits"),
+                           "must be at least 1, got " + std::to_string(options.splits));
+  check_sorted_ids(overlap.target_ids, helper.rows(), "overlap target", "helper", context);
+  std::vector<std::pair<std::string, matrix_view<const void>>> sources{{"source", source}};
+  for (const scored_matrix& m : more) sources.emplace_back(m.name, m.source);
+  std::vector<source_output> pairs;  // the sources, for the screen and the maps' moments
+  for (const auto& [name, view] : sources) {
+    check_ids(overlap.source_ids, view.rows(), "overlap source", name, context);
+    pairs.push_back({view, {}, name, name + " held out", true});
+  }
+  std::vector<std::vector<Index>> splits;
+  for (int s = 0; s < options.splits; ++s)
+    splits.push_back(held_out_positions(overlap, options.held_out_share, options.seed + std::uint64_t(s), context));
+  const int threads = resolve_threads(options.threads);
+  screen_inputs(pairs, helper, overlap, {}, threads, context);  // every row any split reads
+  whole_overlap whole;
+  prepare_whole_overlap(whole, policies, pairs, helper, overlap, options.cache.get(), threads);
+
+  synthesis_options synthesis;
+  static_cast<execution_options&>(synthesis) = options;
+  std::vector<std::vector<evaluation>> results(policies.size());
+  Index done = 0;  // held-out rows of the splits before this one
+  const Index total = Index(splits.front().size()) * options.splits;
+  if (options.progress) synthesis.progress = [&](Index rows, Index) { options.progress(done + rows, total); };
+  for (const std::vector<Index>& held : splits) {
+    std::vector<evaluation> split =
+        evaluate_split(sources, helper, overlap, policies, whole, held, threads, synthesis, context);
+    for (std::size_t j = 0; j < policies.size(); ++j) results[j].push_back(std::move(split[j]));
+    done += Index(held.size());
+  }
+  return results;
+}
+
 }  // namespace detail
 
 /// Scores `policy` on the overlap, on the embedding and on further source matrices with the
@@ -246,9 +364,14 @@ template <class Policy = default_weighting, class Source, class Helper>
 evaluation evaluate(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
                     const scored_matrices& more, const Policy& policy = {}, const evaluation_options& options = {}) {
   const matrix_view<const void> source_view = make_view(source), helper_view = make_view(helper);
+  if (options.splits != 1)
+    throw invalid_argument(
+        error_facts::in("clp::evaluate").with_argument("splits"),
+        "must be 1: evaluate scores one split (evaluate_each scores several), got " + std::to_string(options.splits));
   return detail::visit_weighting(policy, [&](const auto& p) {
     return std::move(
         detail::evaluate_views(source_view, helper_view, overlap, more, std::vector{p}, options, "clp::evaluate")
+            .front()
             .front());
   });
 }
@@ -272,25 +395,33 @@ evaluation evaluate(const Source& source, const Helper& helper, const vocabulary
   return evaluate(source, helper, overlap, scored_matrices{}, policy, options);
 }
 
-/// Scores every weighting of `policies` on the same held-out split, as evaluate scores one, in one
-/// pass: the held-out rows' cosines with the kept ones are formed once for all of them (the
-/// similarity product is most of a weighting's cost), so k weightings cost about one product.
-/// Each result is bit for bit what evaluate gives for that weighting alone.
+/// Scores every weighting of `policies` on options.splits splits (seeds options.seed, seed + 1,
+/// ...), as evaluate scores one weighting on one, in one pass per split: the held-out rows'
+/// cosines with the kept ones are formed once for every weighting (the similarity product is most
+/// of a weighting's cost), and what the splits share is prepared once over the whole overlap (for
+/// omp the overlap's Gram matrix, for least-squares maps the overlap's moments, of which each
+/// split takes its part). Each result is bit for bit what evaluate gives for that weighting and
+/// seed alone.
 ///     clp::evaluate_each(source, helper, overlap, {clp::top_k_weights{}, clp::least_squares_map{}})
 /// @param[in] policies  the weightings, in the order of the results (at least one)
-/// Other parameters, and what is thrown (context "clp::evaluate_each"): as evaluate.
+/// @returns per weighting, one evaluation per split
+/// Other parameters, and what is thrown (context "clp::evaluate_each"): as evaluate, and
+/// options.splits below 1 is a clp::invalid_argument.
 template <class Source, class Helper>
-std::vector<evaluation> evaluate_each(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
-                                      const scored_matrices& more, const std::vector<weighting>& policies,
-                                      const evaluation_options& options = {}) {
+std::vector<std::vector<evaluation>> evaluate_each(const Source& source, const Helper& helper,
+                                                   const vocabulary_overlap& overlap, const scored_matrices& more,
+                                                   const std::vector<weighting>& policies,
+                                                   const evaluation_options& options = {}) {
   return detail::evaluate_views(make_view(source), make_view(helper), overlap, more, policies, options,
                                 "clp::evaluate_each");
 }
 
 /// As above, on the embedding alone.
 template <class Source, class Helper>
-std::vector<evaluation> evaluate_each(const Source& source, const Helper& helper, const vocabulary_overlap& overlap,
-                                      const std::vector<weighting>& policies, const evaluation_options& options = {}) {
+std::vector<std::vector<evaluation>> evaluate_each(const Source& source, const Helper& helper,
+                                                   const vocabulary_overlap& overlap,
+                                                   const std::vector<weighting>& policies,
+                                                   const evaluation_options& options = {}) {
   return evaluate_each(source, helper, overlap, scored_matrices{}, policies, options);
 }
 

@@ -15,6 +15,8 @@
 
 namespace clp {
 
+class overlap_cache;  // <clp/overlap_cache.hpp>
+
 /// Threads and tile budget (execution_options), plus the rows to write and a progress callback.
 /// How synthesis spends the tile budget: a policy that scales cosines (paper_weights) first
 /// takes 4 * d_helper * d_source bytes per source for P from it. When the overlap panels,
@@ -54,6 +56,10 @@ struct synthesis_options : execution_options {
   /// ignore it; so does a pass of several weightings (clp::synthesize_each) unless every one of
   /// them that reads cosines reads only neighbour lists: its one float32 product serves them all.
   std::shared_ptr<const similarity_product> product;
+  /// Optional: what calls over the same helper and overlap share (omp's Gram matrix, the maps'
+  /// moments), kept between the calls given the same cache (<clp/overlap_cache.hpp>). Null:
+  /// each call computes its own. Results are the same either way, bit for bit.
+  std::shared_ptr<overlap_cache> cache;
 };
 
 }  // namespace clp

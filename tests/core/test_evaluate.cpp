@@ -170,41 +170,63 @@ TEST_CASE("evaluate: an untied head is scored with the same weights, from bfloat
               .epsilon(1e-4));
 }
 
-TEST_CASE("evaluate_each: every weighting on one split, each result evaluate's for that weighting, bit for bit") {
+TEST_CASE("evaluate_each: every weighting on every split, each result evaluate's for that weighting and seed") {
   const problem p = make_problem(900, 700, 400, 12, 16, 19);
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(oracle::random_embeddings(700, 6, 0.2, 21)).m;
   clp::omp_weights by_products{4};
   by_products.max_gram_bytes = 0;
-  const std::vector<clp::weighting> policies{
-      clp::sparsemax_weights{}, clp::top_k_weights{7},    by_products,
-      clp::paper_weights{},     clp::least_squares_map{}, clp::clamped_weights{}};
+  const std::vector<clp::weighting> policies{clp::sparsemax_weights{}, clp::top_k_weights{7},    by_products,
+                                             clp::paper_weights{},     clp::least_squares_map{}, clp::omp_weights{6},
+                                             clp::clamped_weights{}};
   clp::evaluation_options o;
   o.held_out_share = 0.2;
   o.seed = 5;
+  o.splits = 2;
   o.threads = 2;
   o.tile_bytes = 1 << 20;
+  std::vector<clp::Index> progress;
+  o.progress = [&](clp::Index done, clp::Index total) {
+    CHECK(total == 160);
+    progress.push_back(done);
+  };
   const clp::scored_matrices more{{"lm_head", head}};
-  const std::vector<clp::evaluation> each = clp::evaluate_each(source, helper, p.overlap, more, policies, o);
+  const std::vector<std::vector<clp::evaluation>> each =
+      clp::evaluate_each(source, helper, p.overlap, more, policies, o);
+  CHECK(std::is_sorted(progress.begin(), progress.end()));
+  CHECK(progress.back() == 160);  // 80 held-out rows per split
   REQUIRE(each.size() == policies.size());
   for (std::size_t j = 0; j < policies.size(); ++j) {
     CAPTURE(fixtures::name_of(policies[j]));
-    const clp::evaluation alone = clp::evaluate(source, helper, p.overlap, more, policies[j], o);
-    CHECK(each[j].held_out == alone.held_out);
-    CHECK(each[j].kept == alone.kept);
-    REQUIRE(each[j].scores.size() == 2);
-    for (std::size_t s = 0; s < 2; ++s) {
-      CHECK(each[j].scores[s].name == alone.scores[s].name);
-      CHECK(each[j].scores[s].cosine == alone.scores[s].cosine);
-      CHECK(each[j].scores[s].relative_error == alone.scores[s].relative_error);
-      CHECK(each[j].scores[s].norm_ratio == alone.scores[s].norm_ratio);
+    REQUIRE(each[j].size() == 2);
+    for (int split = 0; split < 2; ++split) {
+      CAPTURE(split);
+      clp::evaluation_options one = o;
+      one.splits = 1;
+      one.seed = o.seed + std::uint64_t(split);
+      one.progress = nullptr;
+      const clp::evaluation alone = clp::evaluate(source, helper, p.overlap, more, policies[j], one);
+      const clp::evaluation& got = each[j][std::size_t(split)];
+      CHECK(got.held_out == alone.held_out);
+      CHECK(got.kept == alone.kept);
+      REQUIRE(got.scores.size() == 2);
+      for (std::size_t s = 0; s < 2; ++s) {
+        CHECK(got.scores[s].name == alone.scores[s].name);
+        CHECK(got.scores[s].cosine == alone.scores[s].cosine);
+        CHECK(got.scores[s].relative_error == alone.scores[s].relative_error);
+        CHECK(got.scores[s].norm_ratio == alone.scores[s].norm_ratio);
+      }
+      CHECK(got.report.inflated_rows == alone.report.inflated_rows);
+      CHECK(got.report.effective_neighbours_median == alone.report.effective_neighbours_median);
     }
-    CHECK(each[j].report.inflated_rows == alone.report.inflated_rows);
-    CHECK(each[j].report.effective_neighbours_median == alone.report.effective_neighbours_median);
   }
+  CHECK(each[0][0].held_out != each[0][1].held_out);
   CHECK(fixtures::error_of([&] { clp::evaluate_each(source, helper, p.overlap, std::vector<clp::weighting>{}); }) ==
         "clp::evaluate_each: 'policies' is empty");
+  CHECK(fixtures::error_of([&] {
+          clp::evaluate(source, helper, p.overlap, clp::top_k_weights{}, o);
+        }).find("clp::evaluate: 'splits' must be 1") == 0);
 }
 
 TEST_CASE("evaluate: refusals") {

@@ -5,6 +5,8 @@
 // (Its use of a caller's similarity product: test_similarity_product.cpp.)
 #include "fixtures.hpp"
 
+#include <clp/evaluate.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
 
 #include <doctest/doctest.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -159,4 +162,45 @@ TEST_CASE("synthesize_each: refusals name the job") {
   });
   REQUIRE(nan);
   CHECK(nan->facts().argument == "jobs[1] source");
+}
+
+TEST_CASE(
+    "synthesize_each and evaluate_each with a cache: the same bits, omp's Gram matrix and the maps' moments shared") {
+  const row_major helper = to_eigen(oracle::random_embeddings(1400, 24, 0.3, 81));
+  const row_major source = to_eigen(oracle::random_embeddings(900, 32, 0.5, 82));
+  const clp::vocabulary_overlap overlap = fixtures::spread_overlap(600, 1400, 900);
+  const std::vector<clp::weighting> weightings{clp::omp_weights{6}, clp::least_squares_map{}, clp::top_k_weights{5}};
+  const auto cache = std::make_shared<clp::overlap_cache>();
+  clp::evaluation_options e;
+  e.splits = 2;
+  e.threads = 2;
+  const auto alone = clp::evaluate_each(source, helper, overlap, weightings, e);
+  e.cache = cache;
+  const auto cached = clp::evaluate_each(source, helper, overlap, weightings, e);
+  for (std::size_t j = 0; j < weightings.size(); ++j)
+    for (std::size_t s = 0; s < 2; ++s) CHECK(cached[j][s].scores[0].cosine == alone[j][s].scores[0].cosine);
+  // The missing rows: the cache now holds the whole overlap's Gram matrix and moments.
+  clp::synthesis_options options = fixtures::options(2, 1 << 20);
+  std::vector<row_major> with(weightings.size(), row_major::Zero(helper.rows(), source.cols()));
+  std::vector<row_major> without = with;
+  std::vector<clp::synthesis_job> cached_jobs, own_jobs;
+  for (std::size_t j = 0; j < weightings.size(); ++j) {
+    cached_jobs.emplace_back(weightings[j], source, with[j]);
+    own_jobs.emplace_back(weightings[j], source, without[j]);
+  }
+  const auto own = clp::synthesize_each(helper, overlap, own_jobs, options);
+  options.cache = cache;
+  const auto shared = clp::synthesize_each(helper, overlap, cached_jobs, options);
+  for (std::size_t j = 0; j < weightings.size(); ++j) {
+    CAPTURE(fixtures::name_of(weightings[j]));
+    CHECK(fixtures::same_bits(with[j], without[j]));
+    check_same_report(shared[j], own[j]);
+  }
+  // Another overlap through the same cache: its own entries, the same results as without.
+  const clp::vocabulary_overlap other = fixtures::spread_overlap(500, 1400, 900);
+  row_major a = row_major::Zero(helper.rows(), source.cols()), b = a;
+  clp::synthesize_each(helper, other, {{clp::omp_weights{6}, source, a}}, options);
+  options.cache = nullptr;
+  clp::synthesize_each(helper, other, {{clp::omp_weights{6}, source, b}}, options);
+  CHECK(fixtures::same_bits(a, b));
 }

@@ -57,7 +57,7 @@ inline void combine_projected(const block_context& context, std::size_t p, const
   const Index d = context.pairs[p].source.cols();
   matrix_map(buffers.accumulator, plan.blocks.rows, d).noalias() =
       matrix_map(buffers.queries, plan.blocks.rows, plan.d_helper) *
-      const_matrix_map(context.panels.projection[p].data(), plan.d_helper, d);
+      const_matrix_map(context.panels.projected[p], plan.d_helper, d);
 }
 
 /// The weights times the overlapping source rows, panel by panel.

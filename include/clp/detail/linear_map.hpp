@@ -104,6 +104,19 @@ inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pai
   return moments;
 }
 
+/// `whole` less `part` (moments of an overlap less those of some of its entries): the moments of
+/// the entries left.
+inline overlap_moments moments_without(const overlap_moments& whole, const overlap_moments& part) {
+  overlap_moments left = whole;
+  left.gram -= part.gram;
+  for (std::size_t p = 0; p < left.cross.size(); ++p) {
+    left.cross[p] -= part.cross[p];
+    left.sum_squares[p] -= part.sum_squares[p];
+    left.column_sums[p] -= part.column_sums[p];
+  }
+  return left;
+}
+
 /// G's eigendecomposition and the scale lambda is relative to.
 struct gram_factors {
   Eigen::VectorXd eigenvalues;  ///< ascending, negatives (round-off) set to 0
@@ -187,16 +200,20 @@ inline least_squares_fit fit_one_map(const gram_factors& f, const overlap_moment
   return fit;
 }
 
-/// Every source's map, into the panels' projections; refuses lambda = 0 on a singular G and a
-/// helper whose overlapping rows are all zero before anything is written.
+/// Every source's map, into the panels' projections, from the overlap's moments (or `given`,
+/// the same moments summed another way: an evaluation's kept overlap as the whole less the
+/// held-out rows); refuses lambda = 0 on a singular G and a helper whose overlapping rows are all
+/// zero before anything is written.
 inline std::vector<least_squares_fit> fit_linear_maps(std::vector<scratch_buffer<float>>& maps,
                                                       const std::vector<source_output>& pairs,
                                                       const matrix_view<const void>& helper,
                                                       const vocabulary_overlap& overlap, double relative_lambda,
-                                                      int threads, const char* context) {
+                                                      int threads, const char* context,
+                                                      const overlap_moments* given = nullptr) {
   if (!std::isfinite(relative_lambda))
-    throw invalid_argument(error_facts::in(context).with_argument("lambda"), "must be finite (negative: chosen by GCV)");
-  const overlap_moments moments = sum_overlap_moments(pairs, helper, overlap, threads);
+    throw invalid_argument(error_facts::in(context).with_argument("lambda"),
+                           "must be finite (negative: chosen by GCV)");
+  const overlap_moments moments = given ? *given : sum_overlap_moments(pairs, helper, overlap, threads);
   const gram_factors factors = factorise_gram(moments.gram);
   if (!(factors.mean_eigenvalue > 0))
     throw invalid_argument(error_facts::in(context).with_argument("helper"),

@@ -32,7 +32,16 @@ struct overlap_panels {
   const float* helper = nullptr;
   std::vector<scratch_buffer<float>> source;      ///< sources_resident, dense combine: per source
   std::vector<scratch_buffer<float>> projection;  ///< projected combine: P (or the map W) per source
-  scratch_buffer<float> gram;                     ///< Batch-OMP: n_overlap x n_overlap
+  /// What the blocks read for each source: the projections above, or those of another job of the
+  /// pass with the same sources (P depends on nothing else).
+  std::vector<const float*> projected;
+  /// Batch-OMP's Gram matrix: entry (i, j) of the overlap at gram[position(i) * gram_stride +
+  /// position(j)], position(i) = gram_positions ? gram_positions[i] : i. Its own (gram_storage,
+  /// n_overlap x n_overlap), or a larger overlap's that a pass was given (overlap_givens).
+  const float* gram = nullptr;
+  Index gram_stride = 0;
+  const Index* gram_positions = nullptr;
+  scratch_buffer<float> gram_storage;
 };
 
 /// Overlap entries [p0, p0 + pn): the helper's rows, normalised, into the row-major `into`.
@@ -113,17 +122,18 @@ inline void compute_projections(overlap_panels& panels, const std::vector<source
 }
 
 /// Batch-OMP's Gram matrix G = N N^T of the normalised overlapping helper rows N
-/// (n_overlap x n_overlap, float32), one task per panel of its rows. N is gathered whole for it
-/// when the panels are not resident (it is d_helper / n_overlap of G's size).
-inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& helper,
-                         const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, bool resident,
-                         int threads) {
+/// (n_overlap x n_overlap, float32) into `storage`, one task per panel of its rows. N is read
+/// from the resident rows, or (null) gathered whole for it (it is d_helper / n_overlap of G's
+/// size).
+inline void compute_gram(scratch_buffer<float>& storage, const float* resident_rows,
+                         const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                         const std::vector<float>& inverse_norm, int threads) {
   const Index n_overlap = overlap.size();
   const Index d_helper = helper.cols();
   const Index n_panels = ceil_div(n_overlap, panel_rows);
   scratch_buffer<float> gathered;
-  const float* rows = panels.helper;
-  if (!resident) {
+  const float* rows = resident_rows;
+  if (rows == nullptr) {
     float* const into = gathered.reserve(std::size_t(n_overlap * d_helper));
     parallel_for(n_panels, threads, [&](Index panel, int) {
       const Index p0 = panel * panel_rows;
@@ -132,7 +142,7 @@ inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& 
     });
     rows = into;
   }
-  float* const gram = panels.gram.reserve(std::size_t(n_overlap * n_overlap));
+  float* const gram = storage.reserve(std::size_t(n_overlap * n_overlap));
   const const_matrix_map atoms(rows, n_overlap, d_helper);
   parallel_for(n_panels, threads, [&](Index panel, int) {
     const Index p0 = panel * panel_rows;
@@ -142,15 +152,25 @@ inline void compute_gram(overlap_panels& panels, const matrix_view<const void>& 
 }
 
 /// Everything the plan says one job's blocks share, prepared (the helper rows are the pass's,
-/// in panels.helper when resident).
+/// in panels.helper when resident; a Gram matrix the pass was given is in panels.gram already).
+/// `same_projections`: an earlier job's panels whose P serves this job too.
 inline void prepare_job_panels(overlap_panels& panels, const synthesis_plan& plan, combiner combine,
                                const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                               const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
+                               const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads,
+                               const overlap_panels* same_projections = nullptr) {
   if (plan.sources_resident && combine == combiner::dense) gather_source_panels(panels, pairs, overlap, threads);
   // A least-squares map's W is fitted before the plan (linear_map.hpp).
-  if (combine == combiner::projected && !plan.linear_map)
+  if (combine == combiner::projected && !plan.linear_map && same_projections == nullptr)
     compute_projections(panels, pairs, helper, overlap, inverse_norm, plan.resident, threads);
-  if (plan.gram) compute_gram(panels, helper, overlap, inverse_norm, plan.resident, threads);
+  panels.projected.clear();
+  for (std::size_t p = 0; p < pairs.size(); ++p)
+    panels.projected.push_back(same_projections ? same_projections->projected[p] : panels.projection[p].data());
+  if (plan.gram && panels.gram == nullptr) {
+    compute_gram(panels.gram_storage, plan.resident ? panels.helper : nullptr, helper, overlap, inverse_norm, threads);
+    panels.gram = panels.gram_storage.data();
+    panels.gram_stride = overlap.size();
+    panels.gram_positions = nullptr;
+  }
 }
 
 }  // namespace clp::detail

@@ -77,9 +77,7 @@ inline Index pick(float* correlation, Index n_overlap, const Index* chosen, Inde
   for (Index s = 0; s < count; ++s) correlation[chosen[s]] = 0;
   const float best_value = max_abs_of(correlation, n_overlap);
   if (!(double(best_value) > tolerance)) return -1;
-  Index best = 0;
-  while (best + 1 < n_overlap && std::abs(correlation[best]) != best_value) ++best;
-  return best;
+  return std::min(first_abs_equal(correlation, n_overlap, best_value), n_overlap - 1);
 }
 
 /// The Cholesky factor L (lower triangle of `factor`, row stride k_max) of the size x size
@@ -146,6 +144,19 @@ inline bool extend_fit(const block_context& context, Index i, Index best, const 
   return true;
 }
 
+/// alpha -= x G_j: row j of the overlap's Gram matrix, its own or, through the positions, the
+/// part of a larger overlap's that the overlap's entries take (the same values either way, up to
+/// the rounding of the products that formed them).
+inline void subtract_gram_row(const overlap_panels& panels, Index j, float x, float* alpha, Index n_overlap) {
+  const Index* const position = panels.gram_positions;
+  const float* const row = panels.gram + (position ? position[j] : j) * panels.gram_stride;
+  if (position == nullptr) {
+    Eigen::Map<Eigen::VectorXf>(alpha, n_overlap).noalias() -= x * Eigen::Map<const Eigen::VectorXf>(row, n_overlap);
+    return;
+  }
+  for (Index c = 0; c < n_overlap; ++c) alpha[c] -= x * row[position[c]];
+}
+
 /// Batch-OMP, row by row: the cosines are the first correlations (alpha0, kept); after each
 /// fit alpha = alpha0 - sum_s x_s G_{chosen s} (rows of G, in the order chosen).
 inline void pursue_with_gram(const block_context& context, double tolerance, Index m, const block_buffers& buffers,
@@ -167,8 +178,7 @@ inline void pursue_with_gram(const block_context& context, double tolerance, Ind
       if (buffers.counts[i] == k_max) break;
       alpha = alpha0;
       for (Index s = 0; s < buffers.counts[i]; ++s)
-        alpha.noalias() -= static_cast<float>(coefficient[s]) *
-                           const_vector_map(context.panels.gram.data() + chosen[s] * n_overlap, n_overlap);
+        subtract_gram_row(context.panels, chosen[s], static_cast<float>(coefficient[s]), alpha.data(), n_overlap);
     }
   }
 }

@@ -65,6 +65,20 @@ inline float max_abs_of(const float* x, Index n) {
   return *std::max_element(top, top + lanes);
 }
 
+/// The first position j with |x[j]| == value (n when none): chunks of lanes tested at once, the
+/// chunk that holds it then read element by element.
+inline Index first_abs_equal(const float* x, Index n, float value) {
+  constexpr int lanes = 16;
+  Index j = 0;
+  for (; j + lanes <= n; j += lanes) {
+    bool any = false;
+    for (int l = 0; l < lanes; ++l) any |= std::abs(x[j + l]) == value;
+    if (any) break;
+  }
+  while (j < n && std::abs(x[j]) != value) ++j;
+  return j;
+}
+
 /// The median (the upper one for an even count); 0 for an empty list.
 inline double median(std::vector<double> values) {
   if (values.empty()) return 0;

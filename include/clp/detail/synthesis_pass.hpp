@@ -30,6 +30,7 @@
 #include <clp/detail/synthesis_plan.hpp>
 #include <clp/detail/tiling.hpp>
 #include <clp/element_type.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/parallel.hpp>
 #include <clp/similarity_product.hpp>
 #include <clp/synthesis_options.hpp>
@@ -54,19 +55,16 @@ struct pass_job {
   std::vector<source_output> pairs;
 };
 
-/// Whether two views are the same matrix: same memory, element type, shape and layout.
-inline bool same_view(const matrix_view<const void>& a, const matrix_view<const void>& b) {
-  return a.data() == b.data() && a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
-         a.outer_stride() == b.outer_stride() && a.order() == b.order();
-}
-
-/// Whether two lists of pairs read the same sources, so that one scan of the overlap serves both.
-inline bool same_sources(const std::vector<source_output>& a, const std::vector<source_output>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t p = 0; p < a.size(); ++p)
-    if (!same_view(a[p].source, b[p].source)) return false;
-  return true;
-}
+/// What a pass may be given instead of computing it from its own overlap, when that overlap is
+/// part of a larger one (an evaluation's kept overlap within the whole overlap): the larger
+/// overlap's Gram matrix for Batch-OMP, with the position in it of each entry of the pass's
+/// overlap, and the moments of the pass's overlap for its least-squares maps.
+struct overlap_givens {
+  const float* gram = nullptr;  ///< gram_size x gram_size; null: none given
+  Index gram_size = 0;
+  const std::vector<Index>* positions = nullptr;  ///< per entry of the pass's overlap, its position in the larger
+  const overlap_moments* moments = nullptr;       ///< for every map job (their sources are the same); null: none
+};
 
 /// What a pass keeps for one job.
 struct job_state {
@@ -84,16 +82,22 @@ struct job_state {
   std::vector<rescoring_scratch> rescoring;
 };
 
-/// Each map of the pass fitted into its job's projections, the fits into its report.
+/// Each map of the pass fitted into its job's projections, the fits into its report: from the
+/// moments the pass was given, or the cache's, or its own.
 template <class Policy>
 void fit_maps(const std::vector<pass_job<Policy>>& jobs, std::vector<job_state>& states,
               const matrix_view<const void>& helper, const vocabulary_overlap& overlap, int threads,
-              const char* context) {
+              const overlap_givens& given, overlap_cache* cache, const char* context) {
   for (std::size_t j = 0; j < jobs.size(); ++j)
     visit_weighting(jobs[j].policy, [&](const auto& policy) {
-      if constexpr (stages_of<std::decay_t<decltype(policy)>>.weigh == weigher::query_norms)
+      if constexpr (stages_of<std::decay_t<decltype(policy)>>.weigh == weigher::query_norms) {
+        const overlap_moments* moments = given.moments;
+        if (moments == nullptr && cache != nullptr)
+          moments = &cache->moments(helper, overlap, jobs[j].pairs,
+                                    [&] { return sum_overlap_moments(jobs[j].pairs, helper, overlap, threads); });
         states[j].report.maps = fit_linear_maps(states[j].panels.projection, jobs[j].pairs, helper, overlap,
-                                                double(policy.lambda), threads, context);
+                                                double(policy.lambda), threads, context, moments);
+      }
     });
 }
 
@@ -116,13 +120,26 @@ std::vector<overlap_scan> scan_sources(const std::vector<pass_job<Policy>>& jobs
   return scans;
 }
 
+/// A pursuit runs Batch-OMP on a Gram matrix the pass was given when its budget would hold that
+/// matrix (it is there already; the policy's own overlap is part of it).
+inline void use_given_gram(job_state& state, const overlap_givens& given, std::size_t max_gram_bytes) {
+  if (given.gram == nullptr ||
+      double(given.gram_size) * double(given.gram_size) * sizeof(float) > double(max_gram_bytes))
+    return;
+  state.plan.gram = true;
+  state.panels.gram = given.gram;
+  state.panels.gram_stride = given.gram_size;
+  state.panels.gram_positions = given.positions->data();
+}
+
 /// Plans every job for the tile budget, then the pass's plan: the first job's, with the tallest
 /// block every job's plan allows and the helper panels resident when a job's plan has them so
 /// (bits do not depend on either). A pass of one job keeps that job's plan. Each job gets the
 /// pass's blocks and residency; a dense combine keeps its own decision for its source panels.
 template <class Policy>
 synthesis_plan plan_pass(const std::vector<pass_job<Policy>>& jobs, std::vector<job_state>& states, Index d_helper,
-                         Index n_overlap, Index n_missing, int threads, std::size_t tile_bytes) {
+                         Index n_overlap, Index n_missing, int threads, std::size_t tile_bytes,
+                         const overlap_givens& given) {
   Index block_rows = std::numeric_limits<Index>::max();
   bool resident = false, cosines = false;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -130,6 +147,7 @@ synthesis_plan plan_pass(const std::vector<pass_job<Policy>>& jobs, std::vector<
     visit_weighting(jobs[j].policy, [&](const auto& policy) {
       using P = std::decay_t<decltype(policy)>;
       state.plan = plan_synthesis(policy, jobs[j].pairs, d_helper, n_overlap, n_missing, threads, tile_bytes);
+      if constexpr (stages_of<P>.weigh == weigher::pursuit) use_given_gram(state, given, policy.max_gram_bytes);
       state.combine = stages_of<P>.combine;
       state.rewrites_cosines = P::input == weighting_input::cosine_row || (state.plan.pursuit && !state.plan.gram);
     });
@@ -150,6 +168,31 @@ synthesis_plan plan_pass(const std::vector<pass_job<Policy>>& jobs, std::vector<
       states[j].own_cosines = states[j].own_cosines || (states[j].rewrites_cosines && states[later].plan.cosines);
   }
   return pass;
+}
+
+/// Batch-OMP's Gram matrix from the cache, made there when it holds none for this helper and
+/// overlap.
+inline void use_cached_gram(overlap_panels& panels, overlap_cache& cache, const matrix_view<const void>& helper,
+                            const vocabulary_overlap& overlap, const std::vector<float>& inverse_norm, int threads) {
+  panels.gram = cache.gram(helper, overlap, [&](scratch_buffer<float>& storage) {
+    compute_gram(storage, panels.helper, helper, overlap, inverse_norm, threads);
+  });
+  panels.gram_stride = overlap.size();
+  panels.gram_positions = nullptr;
+}
+
+/// An earlier job's panels whose P (sum_j n_j a_j^T, scaled cosines) job j can read: P depends only
+/// on the sources, the helper and the overlap. Null when none.
+template <class Policy>
+const overlap_panels* earlier_projections(const std::vector<pass_job<Policy>>& jobs,
+                                          const std::vector<job_state>& states, std::size_t j) {
+  const auto scales_cosines = [&](std::size_t i) {
+    return states[i].combine == combiner::projected && !states[i].plan.linear_map;
+  };
+  if (!scales_cosines(j)) return nullptr;
+  for (std::size_t i = 0; i < j; ++i)
+    if (scales_cosines(i) && same_sources(jobs[i].pairs, jobs[j].pairs)) return &states[i].panels;
+  return nullptr;
 }
 
 /// Whether the caller's product forms the pass's cosines: it is given, and every job that reads
@@ -277,24 +320,25 @@ void copy_only(const std::vector<pass_job<Policy>>& jobs, const vocabulary_overl
 }
 
 /// The whole pass, for validated and screened inputs (see the top of this header); one report
-/// per job, in order. `compact_output`: see block_context.
+/// per job, in order. `compact_output`: see block_context; `given`: see overlap_givens.
 template <class Policy>
 std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs, const matrix_view<const void>& helper,
                                        const vocabulary_overlap& overlap, const rows_to_write& rows, int threads,
-                                       const synthesis_options& options, bool compact_output, const char* context) {
+                                       const synthesis_options& options, bool compact_output, const char* context,
+                                       const overlap_givens& given = {}) {
   const similarity_product* const product = options.product.get();
   std::vector<job_state> states;
   states.reserve(jobs.size());
   for (const pass_job<Policy>& job : jobs) states.emplace_back(job.pairs.size(), rows.padding, threads);
-  if (!rows.missing.empty()) fit_maps(jobs, states, helper, overlap, threads, context);
+  if (!rows.missing.empty()) fit_maps(jobs, states, helper, overlap, threads, given, options.cache.get(), context);
   const std::vector<overlap_scan> scans = scan_sources(jobs, states, helper, overlap, threads);
   if (rows.missing.empty()) {
     copy_only(jobs, overlap, rows, options);
     return finish_reports(states, scans, overlap, rows, nullptr);
   }
 
-  const synthesis_plan plan =
-      plan_pass(jobs, states, helper.cols(), overlap.size(), Index(rows.missing.size()), threads, options.tile_bytes);
+  const synthesis_plan plan = plan_pass(jobs, states, helper.cols(), overlap.size(), Index(rows.missing.size()),
+                                        threads, options.tile_bytes, given);
   const std::vector<float>& inverse_norm = scans.front().inverse_norm;
   scratch_buffer<float> helper_rows;
   if (plan.resident)
@@ -302,8 +346,10 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
                        threads);
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     states[j].panels.helper = helper_rows.data();
+    if (states[j].plan.gram && states[j].panels.gram == nullptr && options.cache)
+      use_cached_gram(states[j].panels, *options.cache, helper, overlap, inverse_norm, threads);
     prepare_job_panels(states[j].panels, states[j].plan, states[j].combine, jobs[j].pairs, helper, overlap,
-                       inverse_norm, threads);
+                       inverse_norm, threads, earlier_projections(jobs, states, j));
   }
   const bool use_product = product_serves(states, plan, product);
   std::unique_ptr<prepared_similarity> prepared;

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/// @file
+/// What calls over the same helper and overlap can share, kept between them: omp's Gram matrix of
+/// the overlap's normalised helper rows (|overlap|^2 floats), and a least-squares map's moments
+/// over the overlap (per list of sources). Hand the same cache to the calls that should share,
+/// `synthesis_options::cache` and `evaluation_options::cache`: clp-transfer evaluate's held-out
+/// splits and its pass over the missing rows compute each once. An entry is used only by a call
+/// whose helper (the same memory, type and shape), overlap (the same ids) and sources match the
+/// ones it was made for; any other call makes its own and keeps it in their place. Results never
+/// depend on the cache: what it holds is what the call would compute, bit for bit. One call at a
+/// time: calls that run at once need caches of their own.
+///     const auto cache = std::make_shared<clp::overlap_cache>();
+///     options.cache = cache;   // in each call's options
+
+#define CLP_PUBLIC_HEADER_INCLUDED
+#include <clp/detail/linear_map.hpp>
+#include <clp/detail/scratch_buffer.hpp>
+#include <clp/detail/synthesis_inputs.hpp>
+#include <clp/element_type.hpp>
+#include <clp/matrix_view.hpp>
+#include <clp/vocabulary_overlap.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace clp {
+
+class overlap_cache;
+
+namespace detail {
+
+/// Whether two views are the same matrix: same memory, element type, shape and layout.
+inline bool same_view(const matrix_view<const void>& a, const matrix_view<const void>& b) {
+  return a.data() == b.data() && a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
+         a.outer_stride() == b.outer_stride() && a.order() == b.order();
+}
+
+/// Whether two lists of pairs read the same sources.
+inline bool same_sources(const std::vector<source_output>& a, const std::vector<source_output>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t p = 0; p < a.size(); ++p)
+    if (!same_view(a[p].source, b[p].source)) return false;
+  return true;
+}
+
+}  // namespace detail
+
+class overlap_cache {
+ public:
+  overlap_cache() = default;
+  overlap_cache(const overlap_cache&) = delete;
+  overlap_cache& operator=(const overlap_cache&) = delete;
+
+  /// Lets go of what it holds.
+  void clear() {
+    gram_ = {};
+    moments_.clear();
+  }
+
+  /// The overlap's Gram matrix (|overlap| x |overlap|, row-major), made by `make` into the
+  /// storage it is given when the cache holds none for this helper and overlap.
+  const float* gram(const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                    const std::function<void(detail::scratch_buffer<float>&)>& make) {
+    if (!(gram_.made && gram_.key.matches(helper, overlap))) {
+      gram_.made = false;
+      make(gram_.storage);
+      gram_.key = key_of(helper, overlap);
+      gram_.made = true;
+    }
+    return gram_.storage.data();
+  }
+
+  /// A least-squares map's moments over the overlap for `pairs`' sources, made by `make` when the
+  /// cache holds none for this helper, overlap and sources.
+  const detail::overlap_moments& moments(const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                         const std::vector<detail::source_output>& pairs,
+                                         const std::function<detail::overlap_moments()>& make) {
+    for (moments_entry& entry : moments_)
+      if (entry.key.matches(helper, overlap) && detail::same_sources(entry.sources, pairs)) return entry.moments;
+    moments_.push_back({key_of(helper, overlap), pairs, make()});
+    return moments_.back().moments;
+  }
+
+ private:
+  struct entry_key {
+    matrix_view<const void> helper;
+    std::vector<Index> target_ids, source_ids;
+    bool matches(const matrix_view<const void>& h, const vocabulary_overlap& o) const {
+      return detail::same_view(helper, h) && target_ids == o.target_ids && source_ids == o.source_ids;
+    }
+  };
+  static entry_key key_of(const matrix_view<const void>& helper, const vocabulary_overlap& overlap) {
+    return {helper, overlap.target_ids, overlap.source_ids};
+  }
+  struct gram_entry {
+    entry_key key;
+    bool made = false;
+    detail::scratch_buffer<float> storage;
+  };
+  struct moments_entry {
+    entry_key key;
+    std::vector<detail::source_output> sources;
+    detail::overlap_moments moments;
+  };
+  gram_entry gram_;
+  std::deque<moments_entry> moments_;  // a deque: what moments() returned stays where it is
+};
+
+}  // namespace clp
