@@ -7,6 +7,7 @@
 // unless another that inflates no row leads it by more than the splits' spread
 // (evaluate/recommendation.hpp).
 #include <clp/evaluate.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/weights.hpp>
 
@@ -54,6 +55,24 @@ matrix_view<const void> first_column(const matrix_view<const void>& v) {
   return {v.data(), v.type(), v.rows(), 1, v.outer_stride(), v.order()};
 }
 
+/// The most memory evaluate may give omp's Gram matrix of the overlap:
+/// enough for a Llama-2 -> Qwen3 overlap (29,239 rows: 3.4 GB).
+constexpr std::size_t diagnosis_gram_bytes = std::size_t(4) << 30;
+
+/// A weighting as evaluate runs it: omp with the overlap's Gram matrix up to diagnosis_gram_bytes
+/// (Batch-OMP, |overlap| per row and step) where its own budget would run the pursuit by products
+/// (one product the size of the cosines' per step): the splits and the many missing rows share
+/// one Gram matrix, which costs far less than k products, and both give the same picks and
+/// coefficients up to float rounding (<clp/weights.hpp>). Others as they are.
+clp::weighting diagnosed_policy(const clp::weighting& policy, Index n_overlap) {
+  clp::weighting diagnosed = policy;
+  if (auto* omp = std::get_if<clp::omp_weights>(&diagnosed)) {
+    const std::size_t gram = std::size_t(n_overlap) * std::size_t(n_overlap) * sizeof(float);
+    if (gram <= diagnosis_gram_bytes) omp->max_gram_bytes = std::max(omp->max_gram_bytes, gram);
+  }
+  return diagnosed;
+}
+
 /// The real missing rows' diagnostics, in one pass over them (clp::synthesize_each: each block's
 /// cosines formed once for every job), reports only (no row is stored). Weightings whose weights
 /// are convex (clamped, top-k, softmax, sparsemax) cannot inflate a row, and the negative cosine
@@ -73,7 +92,8 @@ std::string diagnose(std::vector<outcome>& outcomes, const loaded_models& models
     const std::string& name = outcomes[i].weighting->name;
     if (name != "paper" && name != "paper-guarded" && name != "omp" && name != "least-squares") continue;
     job_of[i] = jobs.size();
-    jobs.emplace_back(outcomes[i].weighting->policy, name == "least-squares" ? source : narrow);
+    jobs.emplace_back(diagnosed_policy(outcomes[i].weighting->policy, models.matching.overlap.size()),
+                      name == "least-squares" ? source : narrow);
   }
   const std::vector<clp::synthesis_report> reports =
       clp::synthesize_each(helper, models.matching.overlap, jobs, options);
@@ -89,36 +109,38 @@ std::string diagnose(std::vector<outcome>& outcomes, const loaded_models& models
   return reports.front().similarity_product;
 }
 
-/// Every candidate over the splits: per split, one clp::evaluate_each of them all (the held-out
-/// rows' cosines formed once for every weighting).
+/// Every candidate over the splits, in one clp::evaluate_each: per split the held-out rows'
+/// cosines formed once for every weighting, and what the splits share (omp's Gram matrix, the
+/// map's moments) prepared once.
 std::vector<outcome> score(const std::vector<candidate>& list, const loaded_models& models,
-                           const evaluate_options& options, progress_reporter& progress) {
+                           const evaluate_options& options, const std::shared_ptr<clp::overlap_cache>& cache,
+                           progress_reporter& progress) {
   std::vector<outcome> outcomes(list.size());
   std::vector<clp::weighting> policies;
   for (std::size_t c = 0; c < list.size(); ++c) {
     outcomes[c].weighting = &list[c];
-    policies.push_back(list[c].policy);
+    policies.push_back(diagnosed_policy(list[c].policy, models.matching.overlap.size()));
   }
-  for (int split = 0; split < options.splits; ++split) {
-    progress.begin("held out, split " + std::to_string(split + 1) + " of " + std::to_string(options.splits));
-    clp::evaluation_options e;
-    static_cast<clp::execution_options&>(e) = options.args.execution.options();
-    e.held_out_share = options.held_out;
-    e.seed = std::uint64_t(split);
-    e.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
-    const std::vector<clp::evaluation> results = clp::evaluate_each(
-        models.source.embedding.view(), models.helper.embedding.view(), models.matching.overlap, policies, e);
-    for (std::size_t c = 0; c < list.size(); ++c) {
-      const clp::held_out_scores& s = results[c].scores.front();
-      outcome& o = outcomes[c];
+  clp::evaluation_options e;
+  e.cache = cache;
+  static_cast<clp::execution_options&>(e) = options.args.execution.options();
+  e.held_out_share = options.held_out;
+  e.seed = 0;
+  e.splits = options.splits;
+  e.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
+  progress.begin("held out (" + std::to_string(options.splits) + " splits)");
+  const std::vector<std::vector<clp::evaluation>> results = clp::evaluate_each(
+      models.source.embedding.view(), models.helper.embedding.view(), models.matching.overlap, policies, e);
+  progress.end();
+  for (std::size_t c = 0; c < list.size(); ++c) {
+    outcome& o = outcomes[c];
+    for (const clp::evaluation& split : results[c]) {
+      const clp::held_out_scores& s = split.scores.front();
       o.split_cosines.push_back(s.mean_cosine);
       o.relative_error += s.mean_relative_error / options.splits;
       o.norm_ratio += s.median_norm_ratio / options.splits;
-      if (!results[c].report.maps.empty()) o.relative_lambda = results[c].report.maps.front().relative_lambda;
+      if (!split.report.maps.empty()) o.relative_lambda = split.report.maps.front().relative_lambda;
     }
-    progress.end();
-  }
-  for (outcome& o : outcomes) {
     const auto [low, high] = std::minmax_element(o.split_cosines.begin(), o.split_cosines.end());
     for (double x : o.split_cosines) o.mean_cosine += x / double(o.split_cosines.size());
     o.spread = (*high - *low) / 2;
@@ -231,7 +253,10 @@ void run_evaluate(evaluate_options& options) {
   progress.end();
   error_origins origins;
   origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
-  std::vector<outcome> outcomes = origins.run([&] { return score(list, models, options, progress); });
+  // The splits' Gram matrix and map moments over the whole overlap serve the missing rows' pass too.
+  const auto cache = std::make_shared<clp::overlap_cache>();
+  missing_rows.cache = cache;
+  std::vector<outcome> outcomes = origins.run([&] { return score(list, models, options, cache, progress); });
   progress.begin("missing rows");
   missing_rows.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   const std::string product = origins.run([&] { return diagnose(outcomes, models, missing_rows); });
