@@ -144,10 +144,21 @@ inline void compute_gram(scratch_buffer<float>& storage, const float* resident_r
   }
   float* const gram = storage.reserve(std::size_t(n_overlap * n_overlap));
   const const_matrix_map atoms(rows, n_overlap, d_helper);
+  matrix_map all(gram, n_overlap, n_overlap);
+  // G is symmetric: each panel of rows is multiplied up to its diagonal block only (half the
+  // flops), the costliest panels first; the blocks above the diagonal are then copied across.
+  parallel_for(n_panels, threads, [&](Index task, int) {
+    const Index p0 = (n_panels - 1 - task) * panel_rows;
+    const Index pn = std::min(panel_rows, n_overlap - p0);
+    all.block(p0, 0, pn, p0 + pn).noalias() = atoms.middleRows(p0, pn) * atoms.topRows(p0 + pn).transpose();
+  });
   parallel_for(n_panels, threads, [&](Index panel, int) {
     const Index p0 = panel * panel_rows;
     const Index pn = std::min(panel_rows, n_overlap - p0);
-    matrix_map(gram + p0 * n_overlap, pn, n_overlap).noalias() = atoms.middleRows(p0, pn) * atoms.transpose();
+    for (Index q0 = p0 + pn; q0 < n_overlap; q0 += panel_rows) {
+      const Index qn = std::min(panel_rows, n_overlap - q0);
+      all.block(p0, q0, pn, qn) = all.block(q0, p0, qn, pn).transpose();
+    }
   });
 }
 

@@ -144,41 +144,57 @@ inline bool extend_fit(const block_context& context, Index i, Index best, const 
   return true;
 }
 
-/// alpha -= x G_j: row j of the overlap's Gram matrix, its own or, through the positions, the
-/// part of a larger overlap's that the overlap's entries take (the same values either way, up to
-/// the rounding of the products that formed them).
-inline void subtract_gram_row(const overlap_panels& panels, Index j, float x, float* alpha, Index n_overlap) {
+/// Batch-OMP's correlations of a row after a fit, alpha = alpha0 - sum_s x_s G_{chosen s} (rows
+/// of G, subtracted in the order chosen), with the chosen entries then zeroed; returns the
+/// largest |alpha_j|. Chunk by chunk, so that a chunk of alpha stays in L1 while every chosen
+/// row is subtracted from it: each entry gets the same operations, in the same order, as a
+/// whole-row subtraction would give it.
+inline float gram_correlations(const overlap_panels& panels, const float* alpha0, const Index* chosen,
+                               const double* coefficient, Index count, float* alpha, Index n_overlap) {
+  constexpr Index chunk = 1024;
+  using vector_map = Eigen::Map<Eigen::VectorXf>;
+  using const_vector_map = Eigen::Map<const Eigen::VectorXf>;
   const Index* const position = panels.gram_positions;
-  const float* const row = panels.gram + (position ? position[j] : j) * panels.gram_stride;
-  if (position == nullptr) {
-    Eigen::Map<Eigen::VectorXf>(alpha, n_overlap).noalias() -= x * Eigen::Map<const Eigen::VectorXf>(row, n_overlap);
-    return;
+  float top = 0;
+  for (Index c0 = 0; c0 < n_overlap; c0 += chunk) {
+    const Index cn = std::min(chunk, n_overlap - c0);
+    float* const a = alpha + c0;
+    vector_map(a, cn) = const_vector_map(alpha0 + c0, cn);
+    for (Index s = 0; s < count; ++s) {
+      const float x = static_cast<float>(coefficient[s]);
+      const float* const row = panels.gram + (position ? position[chosen[s]] : chosen[s]) * panels.gram_stride;
+      if (position == nullptr) {
+        vector_map(a, cn).noalias() -= x * const_vector_map(row + c0, cn);
+      } else {
+        const Index* const p = position + c0;
+        for (Index c = 0; c < cn; ++c) a[c] -= x * row[p[c]];
+      }
+    }
+    for (Index s = 0; s < count; ++s)
+      if (chosen[s] >= c0 && chosen[s] < c0 + cn) alpha[chosen[s]] = 0;
+    top = std::max(top, max_abs_of(a, cn));
   }
-  for (Index c = 0; c < n_overlap; ++c) alpha[c] -= x * row[position[c]];
+  return top;
 }
 
 /// Batch-OMP, row by row: the cosines are the first correlations (alpha0, kept); after each
-/// fit alpha = alpha0 - sum_s x_s G_{chosen s} (rows of G, in the order chosen).
+/// fit the correlations are alpha0 less the chosen rows of G weighted by the fit.
 inline void pursue_with_gram(const block_context& context, double tolerance, Index m, const block_buffers& buffers,
                              pursuit_state& state) {
   const Index n_overlap = context.plan.n_overlap;
   const Index k_max = context.plan.k_max;
-  using vector_map = Eigen::Map<Eigen::VectorXf>;
-  using const_vector_map = Eigen::Map<const Eigen::VectorXf>;
-  vector_map alpha(buffers.correlations, n_overlap);
+  float* const alpha = buffers.correlations;
   for (Index i = 0; i < m; ++i) {
     if (!state.active[std::size_t(i)]) continue;
-    const const_vector_map alpha0(buffers.cosines + i * n_overlap, n_overlap);
+    const float* const alpha0 = buffers.cosines + i * n_overlap;
     const Index* const chosen = buffers.neighbours + i * k_max;
     const double* const coefficient = state.coefficients(i);
-    alpha = alpha0;
     for (Index step = 0; step < k_max; ++step) {
-      const Index best = pick(alpha.data(), n_overlap, chosen, buffers.counts[i], tolerance);
-      if (best < 0 || !extend_fit(context, i, best, buffers, state)) break;
-      if (buffers.counts[i] == k_max) break;
-      alpha = alpha0;
-      for (Index s = 0; s < buffers.counts[i]; ++s)
-        subtract_gram_row(context.panels, chosen[s], static_cast<float>(coefficient[s]), alpha.data(), n_overlap);
+      const float top = gram_correlations(context.panels, alpha0, chosen, coefficient, buffers.counts[i], alpha,
+                                          n_overlap);
+      if (!(double(top) > tolerance)) break;
+      const Index best = std::min(first_abs_equal(alpha, n_overlap, top), n_overlap - 1);
+      if (!extend_fit(context, i, best, buffers, state) || buffers.counts[i] == k_max) break;
     }
   }
 }

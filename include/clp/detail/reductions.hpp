@@ -54,27 +54,27 @@ inline void max_and_sum(const float* x, Index n, float& max, double& sum) {
   for (double t : total) sum += t;
 }
 
-/// The largest |x_j| of x[0..n), 0 for an empty row.
+/// The largest |x_j| of x[0..n), 0 for an empty row (x finite: the lanes take the larger of
+/// two values as vmaxps does, which for finite values is std::max).
 inline float max_abs_of(const float* x, Index n) {
   constexpr int lanes = 16;
-  float top[lanes] = {};
+  using float_lanes = Eigen::Array<float, lanes, 1>;
+  float_lanes top = float_lanes::Zero();
   Index j = 0;
-  for (; j + lanes <= n; j += lanes)
-    for (int l = 0; l < lanes; ++l) top[l] = std::max(top[l], std::abs(x[j + l]));
-  for (; j < n; ++j) top[0] = std::max(top[0], std::abs(x[j]));
-  return *std::max_element(top, top + lanes);
+  for (; j + lanes <= n; j += lanes) top = top.max(Eigen::Map<const float_lanes>(x + j).abs());
+  float best = top.maxCoeff();
+  for (; j < n; ++j) best = std::max(best, std::abs(x[j]));
+  return best;
 }
 
 /// The first position j with |x[j]| == value (n when none): chunks of lanes tested at once, the
 /// chunk that holds it then read element by element.
 inline Index first_abs_equal(const float* x, Index n, float value) {
   constexpr int lanes = 16;
+  using float_lanes = Eigen::Array<float, lanes, 1>;
   Index j = 0;
-  for (; j + lanes <= n; j += lanes) {
-    bool any = false;
-    for (int l = 0; l < lanes; ++l) any |= std::abs(x[j + l]) == value;
-    if (any) break;
-  }
+  for (; j + lanes <= n; j += lanes)
+    if ((Eigen::Map<const float_lanes>(x + j).abs() == value).any()) break;
   while (j < n && std::abs(x[j]) != value) ++j;
   return j;
 }
