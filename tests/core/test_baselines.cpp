@@ -16,6 +16,8 @@
 
 using fixtures::error_of;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_baselines {
 namespace {
 
 constexpr double sentinel = 999.0;
@@ -167,3 +169,5 @@ TEST_CASE("the baselines take views whose element type is a run-time value") {
   clp::random_init(in, out, 4);
   CHECK(typed == untyped);
 }
+
+}  // namespace test_baselines

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_evaluate {
 namespace {
 
 using clp::Index;
@@ -252,3 +254,5 @@ TEST_CASE("evaluate: refusals") {
   const clp::vocabulary_overlap two = fixtures::spread_overlap(2, 50, 40);
   CHECK(clp::evaluate(source, helper, two, clp::top_k_weights{}).held_out.size() == 1);
 }
+
+}  // namespace test_evaluate

@@ -19,6 +19,8 @@
 #include <limits>
 #include <vector>
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_least_squares_map {
 namespace {
 
 using clp::Index;
@@ -316,3 +318,5 @@ TEST_CASE("least_squares_map: a policy, chosen by name with its lambda") {
           clp::make_weighting("least-squares", std::nullopt, 0.1f, INFINITY);
         }).find("lambda must be finite") != std::string::npos);
 }
+
+}  // namespace test_least_squares_map

@@ -18,6 +18,8 @@
 #include <random>
 #include <vector>
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_policy {
 namespace {
 
 std::vector<float> random_cosines(std::mt19937_64& engine, std::size_t n, double low, double high) {
@@ -179,3 +181,5 @@ TEST_CASE("policies of one's own run through the engine as the shipped ones with
   // Scaled cosines: paper_weights' rule declared as such.
   CHECK(fixtures::same_bits(synthesised(scaled_like_paper{}), synthesised(clp::paper_weights{})));
 }
+
+}  // namespace test_policy

@@ -15,6 +15,8 @@
 
 using fixtures::error_of;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_random_init {
 namespace {
 
 constexpr double sentinel = 999.0;
@@ -151,3 +153,5 @@ TEST_CASE("random_rows: errors") {
   lopsided.stddev.pop_back();
   CHECK_THROWS_AS(clp::random_rows(lopsided, fits, {0}, 1), clp::error);
 }
+
+}  // namespace test_random_init

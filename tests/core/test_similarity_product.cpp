@@ -12,6 +12,8 @@
 #include <random>
 #include <set>
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_similarity_product {
 namespace {
 
 using clp::Index;
@@ -459,3 +461,5 @@ TEST_CASE("bf16_cosine_bound: holds for bf16-rounded unit rows against the doubl
     }
   CHECK(worst < 3.97e-3);  // the documented worst case for unit rows, d = 1024
 }
+
+}  // namespace test_similarity_product

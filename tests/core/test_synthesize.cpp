@@ -22,6 +22,8 @@
 
 using fixtures::error_of;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_synthesize {
 namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -914,3 +916,5 @@ TEST_CASE("make_weighting and is_weighting_policy: omp") {
   CHECK(std::get<clp::top_k_weights>(clp::make_weighting("top-k")).k == 10);
   CHECK(clp::omp_weights::input == clp::weighting_input::helper_rows);
 }
+
+}  // namespace test_synthesize

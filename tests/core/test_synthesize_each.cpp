@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_synthesize_each {
 namespace {
 
 using clp::Index;
@@ -204,3 +206,5 @@ TEST_CASE(
   clp::synthesize_each(helper, other, {{clp::omp_weights{6}, source, b}}, options);
   CHECK(fixtures::same_bits(a, b));
 }
+
+}  // namespace test_synthesize_each

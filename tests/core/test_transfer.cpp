@@ -18,6 +18,8 @@
 
 using fixtures::error_of;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_transfer {
 namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -300,3 +302,5 @@ TEST_CASE("transfer and synthesize_rows take views whose element type is a run-t
                        clp::matrix_pairs{{"head", head_view, output_head_view}}, clp::top_k_weights{4}, options);
   CHECK((by_pairs.array() == typed.array()).all());
 }
+
+}  // namespace test_transfer

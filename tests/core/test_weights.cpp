@@ -17,6 +17,8 @@
 
 using fixtures::error_of;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_weights {
 namespace {
 
 /// A dense policy's weights for `cosines` (its row times its scale, in double), or nothing
@@ -319,3 +321,5 @@ TEST_CASE("make_weighting: names, parameters and errors") {
   CHECK_THROWS_AS(clp::make_weighting("softmax", 10, INFINITY), clp::error);
   CHECK_THROWS_AS(clp::make_weighting("softmax", 10, NAN), clp::error);
 }
+
+}  // namespace test_weights

@@ -20,6 +20,8 @@ using namespace clp_test;
 using kind = io::pickle_value::kind;
 using op = io::pickle_opcode;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_pickle_hooks {
 namespace {
 
 const fs::path file = "model/pytorch_model.bin";
@@ -150,3 +152,5 @@ TEST_CASE("opcodes of plain data are not the hooks' business: left alone") {
   CHECK(f.stack.marks() == 0);
   CHECK(f.hooks.requests.empty());
 }
+
+}  // namespace test_pickle_hooks

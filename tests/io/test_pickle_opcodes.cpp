@@ -20,6 +20,8 @@ using namespace clp_test;
 using namespace std::string_literals;
 using op = io::pickle_opcode;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_pickle_opcodes {
 namespace {
 
 const fs::path file = "model/pytorch_model.bin";
@@ -145,3 +147,5 @@ TEST_CASE("opcodes no torch.save writes are refused by their name, or their byte
         "model/pytorch_model.bin: a/data.pkl byte 0: opcode READONLY_BUFFER, which no torch.save writes");
   CHECK(refusal("\xff.") == "model/pytorch_model.bin: a/data.pkl byte 0: opcode 0xff, which no torch.save writes");
 }
+
+}  // namespace test_pickle_opcodes

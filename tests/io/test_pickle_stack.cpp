@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 using namespace clp_test;
 using kind = io::pickle_value::kind;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_pickle_stack {
 namespace {
 
 const fs::path file = "model/pytorch_model.bin";
@@ -107,3 +109,5 @@ TEST_CASE("pickle_limits bound the values made, the stack, the nesting and the M
     CHECK(refusal([&] { stack.mark(); }) == "model/pytorch_model.bin: a/data.pkl byte 9: more than 2 open MARKs");
   }
 }
+
+}  // namespace test_pickle_stack

@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 using namespace clp_test;
 using namespace std::string_literals;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_protobuf_wire {
 namespace {
 
 const fs::path file = "model/tokenizer.model";
@@ -114,3 +116,5 @@ TEST_CASE("protobuf fields refused: a group, field number 0, a wire type other t
         "model/tokenizer.model: byte 40: field 1 (piece) has wire type varint, not length-delimited in pieces[3] (not "
         "a protobuf message, or a truncated one)");
 }
+
+}  // namespace test_protobuf_wire

@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 using namespace clp_test;
 using namespace std::string_literals;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_tokenizer_models {
 namespace {
 
 const fs::path formats = fs::path(CLP_TEST_DATA_DIR) / "checkpoint_formats";
@@ -180,3 +182,5 @@ TEST_CASE("vocab.txt: one token a line, id = line, read as the tokenizer.json be
   check_refusal(refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), clp::error_kind::malformed_file,
                 dir / "vocab.txt", {"no vocabulary"});
 }
+
+}  // namespace test_tokenizer_models

@@ -30,6 +30,8 @@ namespace fs = std::filesystem;
 using namespace clp_test;
 using namespace std::string_literals;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_torch_checkpoint {
 namespace {
 
 const fs::path formats = fs::path(CLP_TEST_DATA_DIR) / "checkpoint_formats";
@@ -273,3 +275,5 @@ TEST_CASE("the pickle interpreter: plain data, memo and protocol 4 framing read,
     refused("\x80\x02}(" + pickle_str("\xed\xa0\x80") + "}u.", {"tensor name that is not UTF-8"});
   }
 }
+
+}  // namespace test_torch_checkpoint

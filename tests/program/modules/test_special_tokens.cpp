@@ -22,6 +22,8 @@
 using namespace clp_transfer;
 using namespace clp_test;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_special_tokens {
 namespace {
 
 /// A role's expected token and id, or none.
@@ -282,3 +284,5 @@ TEST_CASE("target_generation_config: the source's settings with the helper's tok
   CHECK(read_special_tokens(helper_files, vocabulary_of({"a", "b"})).notes ==
         std::vector<std::string>{(helper_dir / "generation_config.json").string() + ": not a JSON object; ignored"});
 }
+
+}  // namespace test_special_tokens

@@ -24,6 +24,8 @@
 using namespace clp_transfer;
 using namespace clp_test;
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_tokenizer_spelling {
 namespace {
 
 /// The spelling of a tokenizer.json written from `text`.
@@ -329,3 +331,5 @@ TEST_CASE("option values the program cannot use are clp::invalid_arguments namin
   CHECK(fuzzy->message == "--match must be bytes or exact, not 'fuzzy'");
   CHECK(parse_match("exact", true).match == clp::token_match::exact);
 }
+
+}  // namespace test_tokenizer_spelling
