@@ -44,10 +44,9 @@ endfunction()
 
 # Unity builds: each test executable (and the clp-transfer program) compiles as a few translation
 # units of up to CLP_UNITY_BATCH_SIZE sources each, so that the engine's templates and Eigen's
-# kernels are instantiated and optimized once per unit instead of once per source file: the test
-# command's builds take about half the time (docs/building.md). A test file's helpers therefore
-# live in a namespace named after the file. Never applied to the header checks, whose point is
-# that each header compiles alone.
+# kernels are instantiated and optimized once per unit instead of once per source file (what it
+# saves: docs/building.md). A test file's helpers therefore live in a namespace named after the
+# file. Never applied to the header checks, whose point is that each header compiles alone.
 option(CLP_UNITY_BUILD "Compile the test executables and the clp-transfer program as unity builds" ON)
 set(CLP_UNITY_BATCH_SIZE 6 CACHE STRING "Source files per unity translation unit (CLP_UNITY_BUILD)")
 function(clp_unity_build target)
@@ -62,9 +61,9 @@ endfunction()
 #                       [LIBRARIES <targets>...] [INCLUDE_DIRECTORIES <folders>...]
 #                       [DEFINITIONS <definitions>...] [DEPENDS <targets>...])
 # Every such target links doctest and its one shared runner (tests/support/doctest_main.cpp,
-# compiled once), is a unity build (above), has tests/ on its include path (for "support/..."), gets the project's
-# warnings, and reports a case that skipped (tests/support/skip.hpp prints the marker)
-# as skipped, not passed. Call it where doctest was found and its CMake module included
+# compiled once), is a unity build (above), has tests/ on its include path (for "support/..."),
+# gets the project's warnings, and reports a case that skipped (tests/support/skip.hpp prints the
+# marker) as skipped, not passed. Call it where doctest was found and its CMake module included
 # (tests/CMakeLists.txt does both).
 set(CLP_TEST_SKIP_MARKER "CLP-TEST-SKIPPED")  # = CLP_TEST_SKIP_MARKER in tests/support/skip.hpp
 function(clp_add_test_target target)
