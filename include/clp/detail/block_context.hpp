@@ -85,7 +85,7 @@ struct block_buffers {
   float* source_row;      ///< d_source
   float* scale;           ///< block: each row's weights are scale times its cosines as left
   float* residuals;       ///< pursuit by products: block x d_helper, each row's residual
-  float* correlations;    ///< Batch-OMP: n_overlap, the correlations of the row being pursued
+  float* correlations;    ///< Batch-OMP: n_overlap x (1 + k_max), the row's correlations, then its w_s
   float* query_norm;      ///< block, ||h_t|| of each row (the pass's)
   float* neighbour_norm;  ///< a map with neighbour norms: block, the norm of each row's top-k row
 };
@@ -110,7 +110,7 @@ inline block_buffers reserve_block(block_scratch& s, const synthesis_plan& plan,
           s.source_row.reserve(std::size_t(plan.d_source)),
           s.scale.reserve(std::size_t(block)),
           s.residual.reserve(plan.pursuit && !plan.gram ? std::size_t(block * plan.d_helper) : 0),
-          s.correlation.reserve(plan.gram ? std::size_t(plan.n_overlap) : 0),
+          s.correlation.reserve(plan.gram ? std::size_t(plan.n_overlap * (1 + plan.k_max)) : 0),
           shared.query_norm,
           s.neighbour_norm.reserve(plan.norm_neighbours ? std::size_t(block) : 0)};
 }

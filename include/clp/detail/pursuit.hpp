@@ -10,8 +10,9 @@
 // dependent on the chosen. The correlations of the next step come one of two ways, the same
 // numbers up to rounding:
 //   - Batch-OMP (Rubinstein, Zibulevsky & Elad 2008), when the plan holds the Gram matrix G
-//     of the normalised overlapping rows: alpha = alpha0 - G_S x_S, |overlap| x |S| per row
-//     and step, row by row;
+//     of the normalised overlapping rows: alpha = alpha0 - G_S x_S, row by row, kept up to
+//     date with one row of G per step (the fit's Cholesky factor turns G_S x_S into a sum with
+//     one new term per pick, see update_correlations);
 //   - otherwise step by step for the whole block: each row's residual q - N_S x_S, then one
 //     product of the block's residuals with the overlapping rows (|overlap| x d_helper per
 //     row and step).
@@ -113,8 +114,9 @@ inline void cholesky_solve(const double* factor, const double* rhs, Index size, 
 
 /// Adds overlap row `best` to row i's chosen rows and refits the coefficients: the new row of
 /// the chosen rows' Gram matrix and the new right-hand side (double, from the rows), then the
-/// Cholesky factor and two triangular solves. Returns false, adding nothing, when `best` lies
-/// in the span of the chosen rows.
+/// Cholesky factor L and two triangular solves (L y = N_S^T q, then L^T x = y; L and y stay in
+/// `state` for update_correlations). Returns false, adding nothing, when `best` lies in the
+/// span of the chosen rows.
 inline bool extend_fit(const block_context& context, Index i, Index best, const block_buffers& buffers,
                        pursuit_state& state) {
   const Index d_helper = context.plan.d_helper;
@@ -124,19 +126,10 @@ inline bool extend_fit(const block_context& context, Index i, Index best, const 
   const float* q = buffers.queries + i * d_helper;
   const float* a = atom(context, best, state.atom.data());
   double* const g = state.gram(i);
-  for (Index s = 0; s < count; ++s) {
-    const float* b = atom(context, chosen[s], state.other.data());
-    double dot = 0;
-    for (Index col = 0; col < d_helper; ++col) dot += double(a[col]) * b[col];
-    g[count * k_max + s] = dot;
-  }
-  double self = 0, projection = 0;
-  for (Index col = 0; col < d_helper; ++col) {
-    self += double(a[col]) * a[col];
-    projection += double(a[col]) * q[col];
-  }
-  g[count * k_max + count] = self;
-  state.rhs(i)[count] = projection;
+  for (Index s = 0; s < count; ++s)
+    g[count * k_max + s] = dot_double(a, atom(context, chosen[s], state.other.data()), d_helper);
+  g[count * k_max + count] = dot_double(a, a, d_helper);
+  state.rhs(i)[count] = dot_double(a, q, d_helper);
   if (!cholesky(g, count + 1, k_max, state.factor.data())) return false;
   chosen[count] = best;
   ++count;
@@ -144,57 +137,65 @@ inline bool extend_fit(const block_context& context, Index i, Index best, const 
   return true;
 }
 
-/// Batch-OMP's correlations of a row after a fit, alpha = alpha0 - sum_s x_s G_{chosen s} (rows
-/// of G, subtracted in the order chosen), with the chosen entries then zeroed; returns the
-/// largest |alpha_j|. Chunk by chunk, so that a chunk of alpha stays in L1 while every chosen
-/// row is subtracted from it: each entry gets the same operations, in the same order, as a
-/// whole-row subtraction would give it.
-inline float gram_correlations(const overlap_panels& panels, const float* alpha0, const Index* chosen,
-                               const double* coefficient, Index count, float* alpha, Index n_overlap) {
+/// Batch-OMP's correlations of a row after its n-th pick (counting from 0), from those before it.
+/// With L the Cholesky factor of the chosen rows' Gram matrix and y = L^-1 N_S^T q (extend_fit),
+/// G_S x = G_S L^-T y = W y, where W = G_S L^-T has the columns
+///     w_n = (G_{chosen n} - sum_{s<n} L_ns w_s) / L_nn,
+/// and neither L's rows nor y's entries before n change when a row is chosen. So
+/// alpha = alpha0 - G_S x loses one term per pick, alpha -= y_n w_n: one row of G read per step
+/// (not |S|), the earlier w_s, in `basis` (column s at s * n_overlap), from cache. Chunk by
+/// chunk, so that a chunk of alpha and of the w_s stays in L1; the chosen entries are then
+/// zeroed. Returns the largest |alpha_j|.
+inline float update_correlations(const overlap_panels& panels, const Index* chosen, Index n, const double* factor_row,
+                                 double y_n, float* basis, float* alpha, Index n_overlap) {
   constexpr Index chunk = 1024;
   using vector_map = Eigen::Map<Eigen::VectorXf>;
   using const_vector_map = Eigen::Map<const Eigen::VectorXf>;
   const Index* const position = panels.gram_positions;
+  const float* const row = panels.gram + (position ? position[chosen[n]] : chosen[n]) * panels.gram_stride;
+  const float inverse_diagonal = static_cast<float>(1 / factor_row[n]);
+  const float y = static_cast<float>(y_n);
   float top = 0;
   for (Index c0 = 0; c0 < n_overlap; c0 += chunk) {
     const Index cn = std::min(chunk, n_overlap - c0);
-    float* const a = alpha + c0;
-    vector_map(a, cn) = const_vector_map(alpha0 + c0, cn);
-    for (Index s = 0; s < count; ++s) {
-      const float x = static_cast<float>(coefficient[s]);
-      const float* const row = panels.gram + (position ? position[chosen[s]] : chosen[s]) * panels.gram_stride;
-      if (position == nullptr) {
-        vector_map(a, cn).noalias() -= x * const_vector_map(row + c0, cn);
-      } else {
-        const Index* const p = position + c0;
-        for (Index c = 0; c < cn; ++c) a[c] -= x * row[p[c]];
-      }
+    float* const w = basis + n * n_overlap + c0;
+    if (position == nullptr) {
+      vector_map(w, cn) = const_vector_map(row + c0, cn);
+    } else {
+      const Index* const p = position + c0;
+      for (Index c = 0; c < cn; ++c) w[c] = row[p[c]];
     }
-    for (Index s = 0; s < count; ++s)
+    for (Index s = 0; s < n; ++s)
+      vector_map(w, cn).noalias() -= static_cast<float>(factor_row[s]) * const_vector_map(basis + s * n_overlap + c0, cn);
+    vector_map(w, cn) *= inverse_diagonal;
+    float* const a = alpha + c0;
+    vector_map(a, cn).noalias() -= y * const_vector_map(w, cn);
+    for (Index s = 0; s <= n; ++s)
       if (chosen[s] >= c0 && chosen[s] < c0 + cn) alpha[chosen[s]] = 0;
     top = std::max(top, max_abs_of(a, cn));
   }
   return top;
 }
 
-/// Batch-OMP, row by row: the cosines are the first correlations (alpha0, kept); after each
-/// fit the correlations are alpha0 less the chosen rows of G weighted by the fit.
+/// Batch-OMP, row by row: the cosines are the first correlations (alpha0); after each fit the
+/// correlations lose the new pick's term (update_correlations).
 inline void pursue_with_gram(const block_context& context, double tolerance, Index m, const block_buffers& buffers,
                              pursuit_state& state) {
   const Index n_overlap = context.plan.n_overlap;
   const Index k_max = context.plan.k_max;
   float* const alpha = buffers.correlations;
+  float* const basis = buffers.correlations + n_overlap;
   for (Index i = 0; i < m; ++i) {
     if (!state.active[std::size_t(i)]) continue;
-    const float* const alpha0 = buffers.cosines + i * n_overlap;
     const Index* const chosen = buffers.neighbours + i * k_max;
-    const double* const coefficient = state.coefficients(i);
-    for (Index step = 0; step < k_max; ++step) {
-      const float top = gram_correlations(context.panels, alpha0, chosen, coefficient, buffers.counts[i], alpha,
-                                          n_overlap);
-      if (!(double(top) > tolerance)) break;
+    std::copy(buffers.cosines + i * n_overlap, buffers.cosines + (i + 1) * n_overlap, alpha);
+    float top = max_abs_of(alpha, n_overlap);
+    for (Index step = 0; step < k_max && double(top) > tolerance; ++step) {
       const Index best = std::min(first_abs_equal(alpha, n_overlap, top), n_overlap - 1);
       if (!extend_fit(context, i, best, buffers, state) || buffers.counts[i] == k_max) break;
+      const Index n = buffers.counts[i] - 1;
+      top = update_correlations(context.panels, chosen, n, state.factor.data() + n * k_max, state.y[std::size_t(n)],
+                                basis, alpha, n_overlap);
     }
   }
 }

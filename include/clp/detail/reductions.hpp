@@ -3,8 +3,8 @@
 
 // Internal: the reductions of a row the kernels make, each over independent lanes added in a
 // fixed order, so the compiler vectorises them and the result is a function of the row alone
-// (wherever it lies in memory, whichever thread computes it): a row's norm, its largest entry
-// and sum, its largest absolute value; and the median of a list. (The sums a dense policy
+// (wherever it lies in memory, whichever thread computes it): a row's norm, a dot product, its
+// largest entry and sum, its largest absolute value; and the median of a list. (The sums a dense policy
 // needs are clp::statistics_of, in <clp/policy.hpp>.)
 #include <clp/detail/internal_header_check.hpp>
 
@@ -31,6 +31,20 @@ inline double row_norm(const float* row, Index n) {
   double total = 0;
   for (int l = 0; l < lanes; ++l) total += sum[l];
   return std::sqrt(total);
+}
+
+/// The dot product of a[0..n) and b[0..n), summed in double over eight lanes.
+inline double dot_double(const float* a, const float* b, Index n) {
+  constexpr int lanes = 8;
+  using double_lanes = Eigen::Array<double, lanes, 1>;
+  using float_lanes = Eigen::Map<const Eigen::Array<float, lanes, 1>>;
+  double_lanes sum = double_lanes::Zero();
+  Index c = 0;
+  for (; c + lanes <= n; c += lanes) sum += float_lanes(a + c).cast<double>() * float_lanes(b + c).cast<double>();
+  for (int l = 0; c < n; ++c, ++l) sum[l] += double(a[c]) * b[c];
+  double total = 0;
+  for (int l = 0; l < lanes; ++l) total += sum[l];
+  return total;
 }
 
 /// The largest entry and the sum (in double) of x[0..n).

@@ -133,7 +133,9 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.sources_resident = plan.resident;
   plan.panel_width = plan.resident || !plan.cosines ? 0 : std::max(d_helper, plan.d_source);
   const Index shared = plan.resident ? n_overlap * resident_width : 0;
-  const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width;
+  // Batch-OMP's correlations and basis of the row being pursued (pursuit.hpp), per worker.
+  const Index pursued = plan.gram ? n_overlap * (1 + plan.k_max) : 0;
+  const Index per_thread = (budget - shared) / threads - panel_rows * plan.panel_width - pursued;
   const Index floats_per_row = (plan.cosines ? n_overlap : 0) + d_helper + plan.d_source + 2 * plan.k_max +
                                (plan.pursuit ? (plan.gram ? 0 : d_helper) + 1 : 0);
   Index max_rows = per_thread / floats_per_row;
