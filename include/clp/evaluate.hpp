@@ -14,6 +14,7 @@
 /// the transfer's own diagnostics of the real missing rows (negative sums, inflated rows).
 
 #define CLP_PUBLIC_HEADER_INCLUDED
+#include <clp/detail/scratch_buffer.hpp>
 #include <clp/detail/synthesis_inputs.hpp>
 #include <clp/detail/synthesis_pass.hpp>
 #include <clp/detail/validation.hpp>
@@ -158,14 +159,14 @@ inline double quantile_of_sorted(const std::vector<double>& sorted, double q) {
 
 /// The scores of `synthesised` (held x d, row-major float) against the source's held-out rows.
 inline held_out_scores score_rows(const std::string& name, const matrix_view<const void>& source,
-                                  const std::vector<Index>& source_ids, const std::vector<float>& synthesised) {
+                                  const std::vector<Index>& source_ids, const float* synthesised) {
   const Index d = source.cols();
   held_out_scores s;
   s.name = name;
   std::vector<float> truth(std::size_t(d), 0.0f);
   for (std::size_t i = 0; i < source_ids.size(); ++i) {
     load_row(source, source_ids[i], truth.data());
-    const float* got = synthesised.data() + i * std::size_t(d);
+    const float* got = synthesised + i * std::size_t(d);
     double dot = 0, got2 = 0, true2 = 0, diff2 = 0;
     for (Index c = 0; c < d; ++c) {
       dot += double(got[c]) * truth[std::size_t(c)];
@@ -257,6 +258,13 @@ inline std::vector<Index> kept_positions(Index n_overlap, const std::vector<Inde
   return kept;
 }
 
+/// What the splits of an evaluation reuse, so that only the first touches fresh memory: the
+/// compact held-out matrices (per policy, per source) and the kept overlap's moments.
+struct split_memory {
+  std::vector<std::vector<scratch_buffer<float>>> compact;
+  overlap_moments kept_moments;
+};
+
 /// One split of an evaluation, every policy: its held-out rows synthesised into compact matrices
 /// in one pass (synthesis_pass.hpp: their cosines with the kept rows formed once for every
 /// policy; the Gram matrix and the maps' moments taken from the whole overlap's), then scored.
@@ -266,29 +274,32 @@ std::vector<evaluation> evaluate_split(const std::vector<std::pair<std::string, 
                                        const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
                                        const std::vector<Policy>& policies, const whole_overlap& whole,
                                        const std::vector<Index>& held_out, int threads,
-                                       const synthesis_options& synthesis, const char* context) {
+                                       const synthesis_options& synthesis, split_memory& memory,
+                                       const char* context) {
   const vocabulary_overlap kept = kept_overlap(overlap, held_out);
   const Index held = Index(held_out.size());
   const std::vector<Index> positions = kept_positions(overlap.size(), held_out);
-  std::vector<std::vector<std::vector<float>>> compact(policies.size());  // per policy, per source
+  memory.compact.resize(policies.size());
   std::vector<pass_job<Policy>> jobs;
   for (std::size_t j = 0; j < policies.size(); ++j) {
     jobs.push_back({policies[j], {}});
-    for (const auto& [name, view] : sources) {
-      compact[j].emplace_back(std::size_t(held * view.cols()), 0.0f);
-      jobs[j].pairs.push_back({view, matrix_view<void>(matrix_view<float>(compact[j].back().data(), held, view.cols())),
-                               name, name + " held out"});
+    memory.compact[j].resize(sources.size());
+    for (std::size_t p = 0; p < sources.size(); ++p) {
+      const auto& [name, view] = sources[p];
+      float* const rows = memory.compact[j][p].reserve(std::size_t(held * view.cols()));
+      std::fill(rows, rows + held * view.cols(), 0.0f);
+      jobs[j].pairs.push_back({view, matrix_view<void>(matrix_view<float>(rows, held, view.cols())), name,
+                               name + " held out"});
     }
   }
-  std::optional<overlap_moments> kept_moments;
   if (whole.moments != nullptr)
-    kept_moments = moments_without(
-        *whole.moments, sum_overlap_moments(jobs.front().pairs, helper, overlap_entries(overlap, held_out), threads));
+    moments_without(memory.kept_moments, *whole.moments,
+                    sum_overlap_moments(jobs.front().pairs, helper, overlap_entries(overlap, held_out), threads));
   overlap_givens given;
   given.gram = whole.gram;
   given.gram_size = overlap.size();
   given.positions = &positions;
-  given.moments = kept_moments ? &*kept_moments : nullptr;
+  given.moments = whole.moments != nullptr ? &memory.kept_moments : nullptr;
   rows_to_write rows;
   rows.missing = kept.missing_ids;
   rows.padding.assign(rows.missing.size(), false);
@@ -302,7 +313,8 @@ std::vector<evaluation> evaluate_split(const std::vector<std::pair<std::string, 
     results[j].kept = kept.size();
     results[j].report = std::move(reports[j]);
     for (std::size_t p = 0; p < sources.size(); ++p)
-      results[j].scores.push_back(score_rows(sources[p].first, sources[p].second, held_source_ids, compact[j][p]));
+      results[j].scores.push_back(
+          score_rows(sources[p].first, sources[p].second, held_source_ids, memory.compact[j][p].data()));
   }
   return results;
 }
@@ -345,9 +357,10 @@ std::vector<std::vector<evaluation>> evaluate_views(const matrix_view<const void
   Index done = 0;  // held-out rows of the splits before this one
   const Index total = Index(splits.front().size()) * options.splits;
   if (options.progress) synthesis.progress = [&](Index rows, Index) { options.progress(done + rows, total); };
+  split_memory memory;
   for (const std::vector<Index>& held : splits) {
     std::vector<evaluation> split =
-        evaluate_split(sources, helper, overlap, policies, whole, held, threads, synthesis, context);
+        evaluate_split(sources, helper, overlap, policies, whole, held, threads, synthesis, memory, context);
     for (std::size_t j = 0; j < policies.size(); ++j) results[j].push_back(std::move(split[j]));
     done += Index(held.size());
   }

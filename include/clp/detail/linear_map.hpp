@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,17 +105,18 @@ inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pai
   return moments;
 }
 
-/// `whole` less `part` (moments of an overlap less those of some of its entries): the moments of
-/// the entries left.
-inline overlap_moments moments_without(const overlap_moments& whole, const overlap_moments& part) {
-  overlap_moments left = whole;
-  left.gram -= part.gram;
-  for (std::size_t p = 0; p < left.cross.size(); ++p) {
-    left.cross[p] -= part.cross[p];
-    left.sum_squares[p] -= part.sum_squares[p];
-    left.column_sums[p] -= part.column_sums[p];
+/// `left` = `whole` less `part` (moments of an overlap less those of some of its entries): the
+/// moments of the entries left, in `left`'s memory when it has the sizes already.
+inline void moments_without(overlap_moments& left, const overlap_moments& whole, const overlap_moments& part) {
+  left.gram = whole.gram - part.gram;
+  left.cross.resize(whole.cross.size());
+  left.sum_squares.resize(whole.sum_squares.size());
+  left.column_sums.resize(whole.column_sums.size());
+  for (std::size_t p = 0; p < whole.cross.size(); ++p) {
+    left.cross[p] = whole.cross[p] - part.cross[p];
+    left.sum_squares[p] = whole.sum_squares[p] - part.sum_squares[p];
+    left.column_sums[p] = whole.column_sums[p] - part.column_sums[p];
   }
-  return left;
 }
 
 /// G's eigendecomposition and the scale lambda is relative to.
@@ -213,7 +215,9 @@ inline std::vector<least_squares_fit> fit_linear_maps(std::vector<scratch_buffer
   if (!std::isfinite(relative_lambda))
     throw invalid_argument(error_facts::in(context).with_argument("lambda"),
                            "must be finite (negative: chosen by GCV)");
-  const overlap_moments moments = given ? *given : sum_overlap_moments(pairs, helper, overlap, threads);
+  std::optional<overlap_moments> own;
+  if (given == nullptr) own = sum_overlap_moments(pairs, helper, overlap, threads);
+  const overlap_moments& moments = given ? *given : *own;
   const gram_factors factors = factorise_gram(moments.gram);
   if (!(factors.mean_eigenvalue > 0))
     throw invalid_argument(error_facts::in(context).with_argument("helper"),
