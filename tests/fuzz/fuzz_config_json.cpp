@@ -9,7 +9,7 @@
 
 using namespace clp_fuzz;
 
-namespace {
+namespace fuzz_config_json {
 
 const fs::path& model() {
   static const fs::path folder = [] {
@@ -25,9 +25,7 @@ const fs::path& model() {
   return folder;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+CLP_FUZZ_TARGET(config_json) {
   namespace program = clp_transfer;
   const fs::path& folder = model();
   const fs::path config_file = folder / "config.json";
@@ -52,3 +50,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   });
   return 0;
 }
+
+}  // namespace fuzz_config_json

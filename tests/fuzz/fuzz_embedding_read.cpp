@@ -12,7 +12,9 @@
 
 using namespace clp_fuzz;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace fuzz_embedding_read {
+
+CLP_FUZZ_TARGET(embedding_read) {
   static const fs::path folder = [] {
     const fs::path f = fresh_folder("embedding");
     write_bytes(f / "config.json", R"({"model_type": "gpt2", "vocab_size": 8, "n_embd": 4})");
@@ -37,3 +39,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       /*program_errors=*/true);
   return 0;
 }
+
+}  // namespace fuzz_embedding_read

@@ -7,10 +7,11 @@
 #include "fuzz_support.hpp"
 
 using namespace clp_fuzz;
+
+namespace fuzz_safetensors_header {
+
 using clp_transfer::io::safetensors_file;
 using clp_transfer::io::tensor_entry;
-
-namespace {
 
 void check_accepted(const fs::path& folder, const safetensors_file& file) {
   std::uint64_t covered = 0;
@@ -29,12 +30,12 @@ void check_accepted(const fs::path& folder, const safetensors_file& file) {
   check_copy(folder, file);
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+CLP_FUZZ_TARGET(safetensors_header) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "model.safetensors";
   write_bytes(path, safetensors_from_input(data, size));
   expect_clean(folder, [&] { check_accepted(folder, safetensors_file(path)); });
   return 0;
 }
+
+}  // namespace fuzz_safetensors_header

@@ -11,7 +11,7 @@
 
 using namespace clp_fuzz;
 
-namespace {
+namespace fuzz_sentencepiece_model {
 
 void check_accepted(const fs::path& path, const clp_transfer::io::sentencepiece_model& model) {
   using clp_transfer::io::piece_type;
@@ -30,12 +30,12 @@ void check_accepted(const fs::path& path, const clp_transfer::io::sentencepiece_
   clp_transfer::io::check_sentencepiece_agrees(path, model, path, vocabulary);
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+CLP_FUZZ_TARGET(sentencepiece_model) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "tokenizer.model";
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   expect_clean(folder, [&] { check_accepted(path, clp_transfer::io::parse_sentencepiece_model(path, bytes)); });
   return 0;
 }
+
+}  // namespace fuzz_sentencepiece_model

@@ -6,7 +6,7 @@
 
 using namespace clp_fuzz;
 
-namespace {
+namespace fuzz_shard_index {
 
 void write_shard(const fs::path& file, const std::vector<std::string>& names) {
   std::vector<clp_transfer::io::tensor_spec> specs;
@@ -28,9 +28,7 @@ const fs::path& model() {
   return folder;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+CLP_FUZZ_TARGET(shard_index) {
   const fs::path& folder = model();
   write_bytes(folder / "model.safetensors.index.json", data, size);
   expect_clean(folder, [&] {
@@ -41,3 +39,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   });
   return 0;
 }
+
+}  // namespace fuzz_shard_index

@@ -5,9 +5,9 @@
 // message is one line naming it; any other exception, an error without the file, a broken
 // invariant of an accepted input, or anything a sanitizer reports, is a finding.
 //
-// The same sources build two ways: with clang's -fsanitize=fuzzer (libFuzzer supplies main)
-// and as replay drivers (replay_main.cpp) that the test suite runs over the seed corpus and
-// every past finding.
+// The same sources build two ways (fuzz_registry.hpp): with clang's -fsanitize=fuzzer
+// (libFuzzer supplies main), one binary per target, and all together as one replay driver
+// (replay_main.cpp) that the test suite runs over the seed corpus and every past finding.
 #pragma once
 
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 
 #include <clp/error.hpp>
 
+#include "fuzz_registry.hpp"
 #include "io/safetensors.hpp"
 #include "support/safetensors_bytes.hpp"
 

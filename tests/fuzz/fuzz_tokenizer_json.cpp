@@ -4,10 +4,14 @@
 
 using namespace clp_fuzz;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace fuzz_tokenizer_json {
+
+CLP_FUZZ_TARGET(tokenizer_json) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "tokenizer.json";
   write_bytes(path, data, size);
   expect_clean(folder, [&] { check_vocabulary(clp_transfer::io::read_tokenizer_json(path)); });
   return 0;
 }
+
+}  // namespace fuzz_tokenizer_json

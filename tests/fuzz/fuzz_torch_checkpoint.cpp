@@ -10,9 +10,10 @@
 #include "io/weight_file.hpp"
 
 using namespace clp_fuzz;
-using clp_transfer::io::tensor_entry;
 
-namespace {
+namespace fuzz_torch_checkpoint {
+
+using clp_transfer::io::tensor_entry;
 
 void check_accepted(const fs::path& folder, const clp_transfer::io::weight_file& file) {
   const tensor_entry* previous = nullptr;
@@ -34,12 +35,12 @@ void check_accepted(const fs::path& folder, const clp_transfer::io::weight_file&
   check_copy(folder, file);
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+CLP_FUZZ_TARGET(torch_checkpoint) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "pytorch_model.bin";
   write_bytes(path, data, size);
   expect_clean(folder, [&] { check_accepted(folder, clp_transfer::io::weight_file(path, clp_transfer::io::weight_format::torch)); });
   return 0;
 }
+
+}  // namespace fuzz_torch_checkpoint

@@ -12,7 +12,9 @@
 
 using namespace clp_fuzz;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace fuzz_torch_pickle {
+
+CLP_FUZZ_TARGET(torch_pickle) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "pytorch_model.bin";
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -28,3 +30,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   });
   return 0;
 }
+
+}  // namespace fuzz_torch_pickle

@@ -4,10 +4,14 @@
 
 using namespace clp_fuzz;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace fuzz_vocab_json {
+
+CLP_FUZZ_TARGET(vocab_json) {
   const fs::path folder = scratch_folder::path();
   const fs::path path = folder / "vocab.json";
   write_bytes(path, data, size);
   expect_clean(folder, [&] { check_vocabulary(clp_transfer::io::read_vocab_json(path)); });
   return 0;
 }
+
+}  // namespace fuzz_vocab_json
