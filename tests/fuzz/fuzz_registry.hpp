@@ -13,15 +13,15 @@
 
 namespace clp_fuzz {
 
-using one_input = int (*)(const std::uint8_t* data, std::size_t size);
+using entry_point = int (*)(const std::uint8_t* data, std::size_t size);
 
 /// The replay driver's targets by name.
-inline std::map<std::string, one_input>& targets() {
-  static std::map<std::string, one_input> by_name;
+inline std::map<std::string, entry_point>& targets() {
+  static std::map<std::string, entry_point> by_name;
   return by_name;
 }
 
-inline bool register_target(const char* name, one_input entry) { return targets().emplace(name, entry).second; }
+inline bool register_target(const char* name, entry_point entry) { return targets().emplace(name, entry).second; }
 
 }  // namespace clp_fuzz
 
