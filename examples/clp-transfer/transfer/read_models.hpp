@@ -1,5 +1,5 @@
 // Phase 1 of `clp-transfer transfer`: read the source and the helper model, each file once
-// (hf_checkpoint.hpp), check that their parts fit together, and match their vocabularies (eq. 2's
+// (io/hf_checkpoint.hpp), check that their parts fit together, and match their vocabularies (eq. 2's
 // overlap: which target tokens the source already has, and which rows are left to synthesise).
 // The embeddings' pages are brought in while the tokenizers are parsed, and the matching runs
 // on a thread of its own as soon as the tensor headers give the row counts, while the
@@ -21,19 +21,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embedding.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/language_model_config.hpp"
 #include "io/model_weights.hpp"
-#include "io/posix_file.hpp"
-#include "io/safetensors_reader.hpp"
-#include "language_model_config.hpp"
+#include "io/safetensors/reader.hpp"
+#include "io/system/posix_file.hpp"
+#include "library_names.hpp"
 #include "special_tokens.hpp"
 #include "token_matching.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/vocabulary_layout.hpp"
-#include "library_names.hpp"
 
 namespace clp_transfer {
 

@@ -16,14 +16,14 @@
 #include <variant>
 #include <vector>
 
-#include "embedding.hpp"
 #include "errors.hpp"
+#include "io/embedding_matrix.hpp"
+#include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/finite_inputs.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/vocabulary_layout.hpp"
-#include "library_names.hpp"
 
 namespace clp_transfer {
 

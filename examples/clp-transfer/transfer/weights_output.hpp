@@ -29,13 +29,13 @@
 #include <utility>
 #include <vector>
 
-#include "embedding.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/safetensors.hpp"
+#include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
-#include "library_names.hpp"
 
 namespace clp_transfer {
 

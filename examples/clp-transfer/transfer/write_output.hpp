@@ -17,16 +17,16 @@
 #include <nlohmann/json.hpp>
 
 #include "io/output_folder.hpp"
-#include "io/posix_file.hpp"
 #include "io/safetensors.hpp"
-#include "io/tokenizer_files.hpp"
+#include "io/system/posix_file.hpp"
+#include "io/tokenizer/files.hpp"
+#include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
 #include "transfer/weights_output.hpp"
-#include "library_names.hpp"
 
 namespace clp_transfer {
 
