@@ -1,4 +1,4 @@
-// Part of phase 3: a NaN or infinity anywhere in a matrix the program reads means a broken
+// Before the synthesis: a NaN or infinity anywhere in a matrix the program reads means a broken
 // checkpoint, and is refused naming the file, even in a row no target token uses. Each row is
 // screened once: the library screens the rows it reads (clp::transfer: every helper row, the
 // source rows of the overlap; its errors name the file through synthesise.hpp's origins), the
@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "transfer/arguments.hpp"
-#include "transfer/read_models.hpp"
 #include "library_names.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesis_choice.hpp"
 
 namespace clp_transfer {
 
