@@ -85,9 +85,9 @@ inline std::vector<tensor_bytes> mapped_tensor_bytes(const std::filesystem::path
   return found;
 }
 
-/// Maps each tensor's bytes with their pages populated, and unmaps them. On the virtual machine
-/// of docs/performance.md a run's first mapping of a file's pages costs about 0.8 s per GB, one
-/// mapping at a time however many threads map, and mapping them again costs little; started as
+/// Maps each tensor's bytes with their pages populated, and unmaps them. A file's first mapping
+/// costs time in proportion to its size, one mapping at a time however many threads map, and a
+/// later mapping of the same pages little (examples/benchmarks/LOG.md measures it); started as
 /// soon as the weights' headers are read, that cost is paid while the tokenizers are parsed
 /// instead of after. Failures are ignored: the reads that follow map the same bytes.
 inline void warm_pages(const std::vector<tensor_bytes>& tensors) noexcept {
@@ -106,7 +106,7 @@ struct page_warming {
     if (tensors.empty()) return;
     try {
       slot = std::async(std::launch::async, [tensors = std::move(tensors)] { warm_pages(tensors); });
-    } catch (const std::exception&) {  // no thread: the reads map the pages as before
+    } catch (const std::exception&) {  // no thread: the reads map the pages unwarmed
     }
   }
 };
