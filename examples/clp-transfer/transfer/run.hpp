@@ -50,7 +50,7 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   const vocabulary_overlap& overlap = models.matching.overlap;
   synthesised_embeddings synthesised = allocate_outputs(models.source, overlap.target_rows());
   weights_output weights(staging.path(), durable, models.source, synthesised);
-  synthesise(models, overlap, synthesis, progress, synthesised,
+  synthesise(models.source, models.helper.embedding, overlap, synthesis, progress, synthesised,
              {[&](Index end) { weights.rows_started(end); }, [&](Index end) { weights.rows_finished(end); }});
   seconds.synthesize = progress.end();
 

@@ -30,7 +30,8 @@ namespace clp_transfer {
 /// The output matrices of a synthesis, and what it reports.
 struct synthesised_embeddings {
   embedding_matrix embedding;  ///< #target rows by the source's width, the source's dtype
-  /// One per models.source.transferred, in its order: #target rows by its values per token, its dtype.
+  /// One per transferred tensor of the source (loaded_model::transferred), in its order:
+  /// #target rows by its values per token, its dtype.
   std::vector<embedding_matrix> transferred;
   clp::synthesis_report report;
   /// least-squares only: the map's held-out check (10% of the overlap, seed 0, the embedding).
@@ -48,41 +49,40 @@ struct output_rows_watch {
 namespace detail {
 
 /// Where each matrix clp::transfer reads came from, by the names its errors give them.
-inline error_origins origins_of(const loaded_models& models) {
+inline error_origins origins_of(const loaded_model& source, const embedding_matrix& helper) {
   error_origins origins;
-  origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
+  origins.add("source", source.embedding.origin()).add("helper", helper.origin());
   origins.add("lambda", option_facts("--lambda"));
-  for (const transferred_tensor& t : models.source.transferred)
-    origins.add(t.entry.name + " source", t.source.origin());
+  for (const transferred_tensor& t : source.transferred) origins.add(t.entry.name + " source", t.source.origin());
   return origins;
 }
 
 /// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
 /// with it, each in its own element type; its errors name the files.
-inline clp::synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
-                                           const synthesised_embeddings& out, const synthesis_choice& choice,
-                                           progress_reporter& progress, const output_rows_watch& watch) {
+inline clp::synthesis_report transfer_rows(const loaded_model& source, const embedding_matrix& helper,
+                                           const vocabulary_overlap& overlap, const synthesised_embeddings& out,
+                                           const synthesis_choice& choice, progress_reporter& progress,
+                                           const output_rows_watch& watch) {
   clp::synthesis_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   options.rows_started = watch.started;
   options.rows_finished = watch.finished;
   options.product = make_similarity_product(choice.similarity);
-  const loaded_model& source = models.source;
   // One call for all pairs: the weights are computed once and applied to each.
   clp::matrix_pairs more;
   for (std::size_t i = 0; i < source.transferred.size(); ++i)
     more.emplace_back(source.transferred[i].entry.name, source.transferred[i].source.view(),
                       out.transferred[i].output_view());
-  return origins_of(models).run([&] {
-    return clp::transfer(source.embedding.view(), models.helper.embedding.view(), overlap, out.embedding.output_view(),
-                         more, choice.weighting.policy, options);
+  return origins_of(source, helper).run([&] {
+    return clp::transfer(source.embedding.view(), helper.view(), overlap, out.embedding.output_view(), more,
+                         choice.weighting.policy, options);
   });
 }
 
 /// The baselines: rows drawn from the per-dimension normal of the source matrix they replace;
 /// overlap-random keeps the overlapping rows, random draws every row.
-inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabulary_overlap& overlap,
+inline clp::synthesis_report draw_rows(const loaded_model& source, const vocabulary_overlap& overlap,
                                        const synthesised_embeddings& out, const synthesis_choice& choice) {
   const bool keep_overlap = choice.method == transfer_method::overlap_random;
   auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
@@ -91,9 +91,8 @@ inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabu
     else
       clp::random_init(from.view(), to.output_view(), choice.seed);
   };
-  draw(models.source.embedding, out.embedding);
-  for (std::size_t i = 0; i < models.source.transferred.size(); ++i)
-    draw(models.source.transferred[i].source, out.transferred[i]);
+  draw(source.embedding, out.embedding);
+  for (std::size_t i = 0; i < source.transferred.size(); ++i) draw(source.transferred[i].source, out.transferred[i]);
   clp::synthesis_report report;
   report.overlap = overlap.size();
   report.copied_rows = keep_overlap ? overlap.size() : 0;
@@ -104,15 +103,14 @@ inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabu
 
 /// A least-squares map's fit on tokens it did not see: 10% of the overlap held out (seed 0),
 /// mapped from the rest; nothing for the other weightings, or an overlap too small to split.
-inline std::optional<clp::held_out_scores> held_out_check(const loaded_models& models,
+inline std::optional<clp::held_out_scores> held_out_check(const loaded_model& source, const embedding_matrix& helper,
                                                           const vocabulary_overlap& overlap,
                                                           const synthesis_choice& choice) {
   if (!std::holds_alternative<clp::least_squares_map>(choice.weighting.policy) || overlap.size() < 20) return {};
   clp::evaluation_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
   try {
-    return clp::evaluate(models.source.embedding.view(), models.helper.embedding.view(), overlap,
-                         choice.weighting.policy, options)
+    return clp::evaluate(source.embedding.view(), helper.view(), overlap, choice.weighting.policy, options)
         .scores.front();
   } catch (const clp::invalid_argument&) {
     return {};  // lambda = 0 on kept rows of lower rank than the whole overlap's: no check
@@ -134,18 +132,19 @@ inline synthesised_embeddings allocate_outputs(const loaded_model& source, Index
 
 /// Writes `out`'s matrices by choice.method, telling `watch` as it goes through their rows: the
 /// rows below each `finished` end are final, nothing reads or writes them afterwards.
-/// @param[in]  models   the source's matrices (embedding and transferred tensors) and the helper's
-///                      embedding, #overlap.target_rows() rows
-/// @param[in]  overlap  which output rows copy which source row; the rest are synthesised
-/// @param[out] out      allocate_outputs(models.source, overlap.target_rows())
-inline void synthesise(const loaded_models& models, const vocabulary_overlap& overlap, const synthesis_choice& choice,
-                       progress_reporter& progress, synthesised_embeddings& out, const output_rows_watch& watch) {
-  require_finite_elsewhere(models, overlap, choice.method, choice.execution.threads);
+/// @param[in]  source   the source's embedding and transferred tensors, each #source rows
+/// @param[in]  helper   the helper's embedding, #overlap.target_rows() by the helper's width
+/// @param[in]  overlap  which output rows copy which source row; the rest are made by the method
+/// @param[out] out      allocate_outputs(source, overlap.target_rows())
+inline void synthesise(const loaded_model& source, const embedding_matrix& helper, const vocabulary_overlap& overlap,
+                       const synthesis_choice& choice, progress_reporter& progress, synthesised_embeddings& out,
+                       const output_rows_watch& watch) {
+  require_finite_elsewhere(source, helper, overlap, choice.method, choice.execution.threads);
   if (choice.method == transfer_method::clp) {
-    out.report = detail::transfer_rows(models, overlap, out, choice, progress, watch);
-    out.held_out = detail::held_out_check(models, overlap, choice);
+    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch);
+    out.held_out = detail::held_out_check(source, helper, overlap, choice);
   } else {
-    out.report = detail::draw_rows(models, overlap, out, choice);
+    out.report = detail::draw_rows(source, overlap, out, choice);
     watch.finished(out.embedding.rows());
   }
 }
