@@ -54,8 +54,8 @@
 #endif
 
 #include "bench_support.hpp"
-#include "embedding.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/embedding_matrix.hpp"
+#include "io/hf_checkpoint.hpp"
 #include "io/hf_model.hpp"
 #include "onednn_bf16_product.hpp"
 #include "token_matching.hpp"

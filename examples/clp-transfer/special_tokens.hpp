@@ -1,5 +1,5 @@
 // Special tokens by role (bos, eos, pad, unk): which token of a vocabulary plays each role, as a
-// model folder's tokenizer and model files declare it (read once, hf_checkpoint.hpp); which
+// model folder's tokenizer and model files declare it (read once, io/hf_checkpoint.hpp); which
 // source row each of the helper's role tokens takes (the helper's "<|endoftext|>" as eos takes
 // the source's "</s>"); and the token ids a transferred model's generation_config.json must carry.
 #pragma once
@@ -17,10 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hf_checkpoint.hpp"
 #include "io/errors.hpp"
-#include "io/json_file.hpp"
-#include "io/vocabulary.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/json/file.hpp"
+#include "io/tokenizer/vocabulary.hpp"
 #include "library_names.hpp"
 
 namespace clp_transfer {

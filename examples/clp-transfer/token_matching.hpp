@@ -1,7 +1,7 @@
 // Which helper tokens take which source rows, as the program decides it: special tokens by role
 // (special_tokens.hpp) as pairs decided before matching, the library's forced pairs; every other
 // token by the bytes it stands for (or by string, --match exact), each side's spelling read from
-// its tokenizer's own declarations (tokenizer_spelling.hpp). Shared by `clp-transfer transfer`,
+// its tokenizer's own declarations (io/tokenizer/spelling.hpp). Shared by `clp-transfer transfer`,
 // which matches roles too, and `clp-transfer overlap`, which does not.
 #pragma once
 
@@ -22,12 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.hpp"
-#include "hf_checkpoint.hpp"
 #include "io/errors.hpp"
-#include "special_tokens.hpp"
-#include "tokenizer.hpp"
-#include "tokenizer_spelling.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/tokenizer/reading.hpp"
+#include "io/tokenizer/spelling.hpp"
 #include "library_names.hpp"
+#include "special_tokens.hpp"
 
 namespace clp_transfer {
 

@@ -1,11 +1,11 @@
 // Fuzz target: config.json as the program reads and writes it: a model folder read once
-// (hf_checkpoint.hpp), the language model's vocab and hidden sizes (language_model_config.hpp),
+// (io/hf_checkpoint.hpp), the language model's vocab and hidden sizes (io/language_model_config.hpp),
 // and the config written for a transferred model (transfer_config). The folder holds a fixed
 // valid model.safetensors and tokenizer.json; the input is config.json. A written config must
 // parse back with the new vocab_size where the language model reads it.
 #include "fuzz_support.hpp"
-#include "hf_checkpoint.hpp"
-#include "language_model_config.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/language_model_config.hpp"
 
 using namespace clp_fuzz;
 

@@ -1,4 +1,4 @@
-// Fuzz target: reading a model's input embedding (embedding.hpp, embedding_matrix::read,
+// Fuzz target: reading a model's input embedding (io/embedding_matrix.hpp, embedding_matrix::read,
 // after io::model_weights and io::find_input_embedding) and screening it for NaN and infinity
 // (require_finite: the read only maps the tensor; the program screens every row it uses, the
 // library its share, before anything is written). The folder holds a fixed config.json; the
@@ -6,8 +6,8 @@
 // finite rows x cols matrix, checked here element by element.
 #include <cmath>
 
-#include "embedding.hpp"
 #include "fuzz_support.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/embedding_names.hpp"
 
 using namespace clp_fuzz;

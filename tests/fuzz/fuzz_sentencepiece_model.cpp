@@ -1,13 +1,13 @@
-// Fuzz target: the SentencePiece model reader (io/sentencepiece_model.hpp on
-// io/protobuf_wire.hpp), on the model's bytes in memory. An accepted model has pieces, each
+// Fuzz target: the SentencePiece model reader (io/tokenizer/sentencepiece.hpp on
+// io/tokenizer/protobuf_wire.hpp), on the model's bytes in memory. An accepted model has pieces, each
 // non-empty UTF-8, distinct, of a type 1 to 6 (a byte piece spelt <0xNN>); its vocabulary has
 // the ids [0, pieces); and it agrees with that vocabulary, as any model with its own must.
 #include <string_view>
 #include <unordered_set>
 
 #include "fuzz_vocabulary_checks.hpp"
-#include "io/sentencepiece_model.hpp"
-#include "io/utf8.hpp"
+#include "io/system/utf8.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
 
 using namespace clp_fuzz;
 

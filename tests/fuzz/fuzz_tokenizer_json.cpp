@@ -1,4 +1,4 @@
-// Fuzz target: the tokenizer.json reader (io/tokenizer_json.hpp, read_tokenizer_json). An accepted
+// Fuzz target: the tokenizer.json reader (io/tokenizer/tokenizer_json.hpp, read_tokenizer_json). An accepted
 // vocabulary has distinct ids in [0, size) with size = highest id + 1.
 #include "fuzz_vocabulary_checks.hpp"
 

@@ -1,4 +1,4 @@
-// Fuzz target: a whole pytorch_model.bin (io/torch_checkpoint.hpp: the zip archive, its pickle,
+// Fuzz target: a whole pytorch_model.bin (io/torch/checkpoint.hpp: the zip archive, its pickle,
 // the tensors resolved to ranges of the file). An accepted checkpoint's tensors lie inside the
 // file, in offset order, sized by their shapes, sharing bytes only as whole ranges; read() and
 // map() agree; and the safetensors writer copies them into a file the safetensors reader

@@ -1,5 +1,5 @@
-// Fuzz target: the pickle interpreter with torch's allow-list (io/pickle_machine.hpp,
-// io/torch_pickle.hpp), on a data.pkl's bytes in memory. An accepted pickle is a state dict of
+// Fuzz target: the pickle interpreter with torch's allow-list (io/torch/pickle/machine.hpp,
+// io/torch/pickle.hpp), on a data.pkl's bytes in memory. An accepted pickle is a state dict of
 // distinct UTF-8 names, each a tensor of a known element type with one stride per dimension.
 // Whatever the input, nothing outside the allow-list is named without a refusal: the hooks are
 // the only way to a global, and they refuse the rest.
@@ -7,8 +7,8 @@
 #include <unordered_set>
 
 #include "fuzz_support.hpp"
-#include "io/torch_pickle.hpp"
-#include "io/utf8.hpp"
+#include "io/system/utf8.hpp"
+#include "io/torch/pickle.hpp"
 
 using namespace clp_fuzz;
 

@@ -1,4 +1,4 @@
-// Fuzz target: the vocab.json reader (io/vocabulary.hpp, read_vocab_json). An accepted
+// Fuzz target: the vocab.json reader (io/tokenizer/vocabulary.hpp, read_vocab_json). An accepted
 // vocabulary has distinct ids in [0, size) with size = highest id + 1.
 #include "fuzz_vocabulary_checks.hpp"
 

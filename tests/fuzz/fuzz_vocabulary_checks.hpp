@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "fuzz_support.hpp"
-#include "io/tokenizer_json.hpp"
-#include "io/vocabulary.hpp"
+#include "io/tokenizer/tokenizer_json.hpp"
+#include "io/tokenizer/vocabulary.hpp"
 
 namespace clp_fuzz {
 

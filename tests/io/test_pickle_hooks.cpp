@@ -1,8 +1,8 @@
-// Tests for the opcodes that ask a format's hooks (io/pickle_hooks.hpp): what the hooks are asked
+// Tests for the opcodes that ask a format's hooks (io/torch/pickle/hooks.hpp): what the hooks are asked
 // and given, the form each request must have before they are asked, and that a name the hooks
 // refuse stays refused, INST's too. The hooks here allow the module "allowed" and record every
 // request; torch's own allow-list is tested in test_torch_checkpoint.cpp.
-#include "io/pickle_hooks.hpp"
+#include "io/torch/pickle/hooks.hpp"
 
 #include <filesystem>
 #include <memory>

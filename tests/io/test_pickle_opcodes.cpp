@@ -1,7 +1,7 @@
-// Tests for the pickle decoder (io/pickle_opcodes.hpp): each opcode's argument decoded as
+// Tests for the pickle decoder (io/torch/pickle/opcodes.hpp): each opcode's argument decoded as
 // Python's pickletools defines it, the byte a refusal points at, and every refusal's whole
 // message. Nothing here runs what is decoded: a GLOBAL of os.system is only a name.
-#include "io/pickle_opcodes.hpp"
+#include "io/torch/pickle/opcodes.hpp"
 
 #include <cstdint>
 #include <filesystem>

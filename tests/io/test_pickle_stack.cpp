@@ -1,7 +1,7 @@
-// Tests for the pickle interpreter's stack (io/pickle_stack.hpp): values taken only above the
+// Tests for the pickle interpreter's stack (io/torch/pickle/stack.hpp): values taken only above the
 // last MARK, containers that cannot gain items once used or contain themselves, and each bound
 // of pickle_limits, with every refusal's whole message pointing at the site's opcode.
-#include "io/pickle_stack.hpp"
+#include "io/torch/pickle/stack.hpp"
 
 #include <filesystem>
 #include <string>

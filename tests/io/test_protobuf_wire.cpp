@@ -1,9 +1,9 @@
-// Tests for the protobuf wire format (io/protobuf_wire.hpp) on hand-written bytes: the encodings
+// Tests for the protobuf wire format (io/tokenizer/protobuf_wire.hpp) on hand-written bytes: the encodings
 // protobuf_input reads (varints, fixed-size values, length-delimited bytes) and the fields
 // protobuf_reader makes of them, with every refusal's whole message, which names the byte in the
 // file and the message being read. The bytes are written by support/sentencepiece_bytes.hpp or
 // by hand from the format's definition.
-#include "io/protobuf_wire.hpp"
+#include "io/tokenizer/protobuf_wire.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -1,11 +1,11 @@
 // Tests for the vocabulary files that are not JSON: SentencePiece models
-// (io/sentencepiece_model.hpp, on io/protobuf_wire.hpp) and WordPiece vocab.txt
-// (io/wordpiece_vocab.hpp). The oracle for the real models is the SentencePiece library itself:
+// (io/tokenizer/sentencepiece.hpp, on io/tokenizer/protobuf_wire.hpp) and WordPiece vocab.txt
+// (io/tokenizer/wordpiece.hpp). The oracle for the real models is the SentencePiece library itself:
 // tests/data/checkpoint_formats/make_fixtures.py trained them and wrote every piece, score and
 // type as the library reports them (*.pieces.json); the oracle for vocab.txt is the
 // tokenizer.json written beside it from the same token list. Hand-built files
 // (support/sentencepiece_bytes.hpp) break one rule each.
-#include "io/sentencepiece_model.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
 
 #include <filesystem>
 #include <string>
@@ -14,8 +14,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "io/tokenizer_json.hpp"
-#include "io/wordpiece_vocab.hpp"
+#include "io/tokenizer/tokenizer_json.hpp"
+#include "io/tokenizer/wordpiece.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/sentencepiece_bytes.hpp"

@@ -1,5 +1,5 @@
-// Tests for reading pytorch_model.bin without running it (io/torch_checkpoint.hpp and what it
-// stands on: io/zip_archive.hpp, io/pickle_machine.hpp, io/torch_pickle.hpp, io/weight_file.hpp).
+// Tests for reading pytorch_model.bin without running it (io/torch/checkpoint.hpp and what it
+// stands on: io/torch/zip.hpp, io/torch/pickle/machine.hpp, io/torch/pickle.hpp, io/weight_file.hpp).
 // The oracle for real files is their twin: tests/data/checkpoint_formats/make_fixtures.py wrote
 // each state dict with torch.save and, from the same tensors, a safetensors file by the
 // format's definition. Hand-built archives and pickles (support/zip_bytes.hpp) break one rule
@@ -8,18 +8,18 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <optional>
-#include <tuple>
-#include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "io/safetensors.hpp"
-#include "io/torch_pickle.hpp"
+#include "io/torch/pickle.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"

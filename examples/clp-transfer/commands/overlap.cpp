@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/command.hpp"
-#include "token_matching.hpp"
-#include "tokenizer.hpp"
+#include "io/tokenizer/reading.hpp"
 #include "library_names.hpp"
+#include "token_matching.hpp"
 
 namespace clp_transfer {
 

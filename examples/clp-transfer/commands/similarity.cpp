@@ -14,12 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/command.hpp"
-#include "embedding.hpp"
 #include "errors.hpp"
 #include "execution_arguments.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
+#include "io/hf_checkpoint.hpp"
 #include "library_names.hpp"
 
 namespace clp_transfer {

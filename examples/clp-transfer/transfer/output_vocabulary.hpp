@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/tokenizer_files.hpp"
-#include "language_model_config.hpp"
+#include "io/language_model_config.hpp"
+#include "io/tokenizer/files.hpp"
 #include "library_names.hpp"
 #include "special_tokens.hpp"
 #include "transfer/read_models.hpp"

@@ -1,5 +1,5 @@
 // Reads a model pair (model_pair.hpp): the source and the helper model, each file once
-// (hf_checkpoint.hpp), checked that their parts fit together, and their vocabularies matched
+// (io/hf_checkpoint.hpp), checked that their parts fit together, and their vocabularies matched
 // (eq. 2's overlap: which helper tokens the source already has, and which rows are left to
 // synthesise). Nothing here decides what the output's vocabulary is.
 // The embeddings' pages are brought in while the tokenizers are parsed, and the matching runs
@@ -20,14 +20,14 @@
 
 #include <fcntl.h>
 
-#include "embedding.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/language_model_config.hpp"
 #include "io/model_weights.hpp"
-#include "io/posix_file.hpp"
-#include "io/safetensors_reader.hpp"
-#include "language_model_config.hpp"
+#include "io/safetensors/reader.hpp"
+#include "io/system/posix_file.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
 #include "transfer/model_pair.hpp"

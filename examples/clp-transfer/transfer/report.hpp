@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/language_model_config.hpp"
 #include "io/output_folder.hpp"
-#include "language_model_config.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
 #include "transfer/read_models.hpp"

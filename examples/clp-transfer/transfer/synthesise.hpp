@@ -16,8 +16,8 @@
 #include <variant>
 #include <vector>
 
-#include "embedding.hpp"
 #include "errors.hpp"
+#include "io/embedding_matrix.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/finite_inputs.hpp"

@@ -1,6 +1,6 @@
 // Every tensor of the source that holds one row or one value per token follows the new
 // vocabulary: the program's side of the decisions in vocabulary_tensors.hpp and
-// language_model_config.hpp, as each phase uses it:
+// io/language_model_config.hpp, as each phase uses it:
 // - read (read_models.hpp): plan_source_tensors decides each tensor's role from the headers and,
 //   for tied copies, the mapped bytes; read_transferred maps the tensors to transfer as
 //   #source rows by values-per-token matrices;
@@ -19,10 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embedding.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/embedding_matrix.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/language_model_config.hpp"
 #include "io/model_weights.hpp"
-#include "language_model_config.hpp"
 #include "library_names.hpp"
 #include "vocabulary_tensors.hpp"
 

@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "embedding.hpp"
+#include "io/embedding_matrix.hpp"
 #include "io/safetensors.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"

@@ -12,7 +12,7 @@
 
 #include "io/model_weights.hpp"
 #include "io/output_folder.hpp"
-#include "io/posix_file.hpp"
+#include "io/system/posix_file.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/output_target.hpp"

@@ -18,13 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "clp_oracle.hpp"
+#include "harness.hpp"
 #include "io/hf_model.hpp"
+#include "io/language_model_config.hpp"
 #include "io/safetensors.hpp"
-#include "language_model_config.hpp"
 #include "layout_fixtures.hpp"
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"
-#include "harness.hpp"
 #include "vocabulary_tensors.hpp"
 
 using namespace program_test;

@@ -1,7 +1,7 @@
-// hf_checkpoint.hpp: a model folder read once into one value (its JSON files, its weights'
+// io/hf_checkpoint.hpp: a model folder read once into one value (its JSON files, its weights'
 // headers and index, its tokenizer), and the refusals of a folder that is not a model, each
 // checked for its kind and the file it names; and what read_models.hpp warms from it.
-#include "hf_checkpoint.hpp"
+#include "io/hf_checkpoint.hpp"
 
 #include <filesystem>
 #include <string>
@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.hpp"
-#include "transfer/read_models.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
+#include "transfer/read_models.hpp"
 
 using namespace clp_transfer;
 using namespace clp_test;

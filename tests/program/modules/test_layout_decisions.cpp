@@ -1,6 +1,6 @@
 // The layout decisions of clp-transfer without running it: which tensors of a checkpoint follow
 // the new vocabulary (vocabulary_tensors.hpp) and where config.json is read and rewritten
-// (language_model_config.hpp), over the tensor names, shapes and config keys of real
+// (io/language_model_config.hpp), over the tensor names, shapes and config keys of real
 // architectures (sizes as published; no tensor data is involved).
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "language_model_config.hpp"
+#include "io/language_model_config.hpp"
 #include "support/refusals.hpp"
 #include "vocabulary_tensors.hpp"
 

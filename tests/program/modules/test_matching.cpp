@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.hpp"
-#include "hf_checkpoint.hpp"
+#include "io/hf_checkpoint.hpp"
 #include "io/safetensors.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"

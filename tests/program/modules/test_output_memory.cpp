@@ -1,7 +1,7 @@
-// embedding.hpp's page_buffer: the memory of an output matrix, and move_pages, which
+// io/embedding_matrix.hpp's page_buffer: the memory of an output matrix, and move_pages, which
 // transfer/weights_output.hpp uses to move the pages of rows already written to disk to rows
 // not yet made. The oracle is the bytes written before the move.
-#include "embedding.hpp"
+#include "io/embedding_matrix.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -12,8 +12,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "hf_checkpoint.hpp"
-#include "io/tokenizer_json.hpp"
+#include "io/hf_checkpoint.hpp"
+#include "io/tokenizer/tokenizer_json.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
 #include "support/refusals.hpp"

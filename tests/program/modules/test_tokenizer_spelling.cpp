@@ -1,6 +1,6 @@
-// tokenizer_spelling.hpp: a tokenizer's spelling read from its own declarations, on real
+// io/tokenizer/spelling.hpp: a tokenizer's spelling read from its own declarations, on real
 // tokenizers of six families and on small hand-written ones for each rule.
-#include "tokenizer_spelling.hpp"
+#include "io/tokenizer/spelling.hpp"
 
 #include <cstdint>
 #include <fstream>
@@ -13,13 +13,13 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "io/tokenizer_json.hpp"
+#include "io/tokenizer/reading.hpp"
+#include "io/tokenizer/tokenizer_json.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 #include "token_matching.hpp"
-#include "tokenizer.hpp"
 
 using namespace clp_transfer;
 using namespace clp_test;

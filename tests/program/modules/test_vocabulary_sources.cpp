@@ -1,9 +1,9 @@
-// Which file of a model folder its vocabulary and spelling come from (tokenizer.hpp,
-// io/tokenizer_files.hpp): tokenizer.json, else vocab.json, else a SentencePiece model, else
+// Which file of a model folder its vocabulary and spelling come from (io/tokenizer/reading.hpp,
+// io/tokenizer/files.hpp): tokenizer.json, else vocab.json, else a SentencePiece model, else
 // vocab.txt; every other SentencePiece model of the folder checked against the vocabulary read;
 // and the weights of a folder whose only checkpoint is a pytorch_model.bin. On the real files of
 // tests/data/checkpoint_formats (see its PROVENANCE.md), copied into folders of each layout.
-#include "hf_checkpoint.hpp"
+#include "io/hf_checkpoint.hpp"
 
 #include <filesystem>
 #include <initializer_list>
@@ -12,8 +12,8 @@
 
 #include <doctest/doctest.h>
 
-#include "tokenizer.hpp"
-#include "tokenizer_spelling.hpp"
+#include "io/tokenizer/reading.hpp"
+#include "io/tokenizer/spelling.hpp"
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/sentencepiece_bytes.hpp"

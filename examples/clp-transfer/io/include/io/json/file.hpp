@@ -1,0 +1,132 @@
+// JSON files as the I/O layer reads them: whole, with a depth limit checked on the raw text
+// before parsing, and every error of the JSON library turned into a clp::malformed_file naming
+// the file, so that no library message reaches the user without it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "io/errors.hpp"
+#include "io/library_names.hpp"
+
+namespace clp_transfer::io {
+
+/// Deeper nesting than any Hugging Face file has (theirs stay under 10 levels).
+/// nlohmann::ordered_json copies values recursively when its vector of members grows, so a
+/// config.json nested 200,000 deep (400 KB) overflowed the stack inside the parser itself.
+inline constexpr std::size_t max_json_depth = 1000;
+
+/// How deeply arrays and objects nest in JSON `text` (1 for a flat object), counted on the raw
+/// text so that it can be checked before parsing. It agrees with the parser up to the first
+/// syntax error, so the parser never nests deeper than this.
+/// @param[in] text  JSON text (need not be valid)
+inline std::size_t json_text_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// The whole of `file`; throws clp::io_error naming it when it cannot be opened. An empty file
+/// (or a folder) reads as "": the JSON parser then says what is wrong.
+/// @param[in] file  file to read
+inline std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) failed(file, "cannot open");
+  // Sized up front when the size is known (tokenizer.json runs to 33 MB); the stream's own
+  // growth copies it several times. A file that grew meanwhile is read to its end.
+  std::error_code ignored;
+  const std::uintmax_t size =
+      std::filesystem::is_regular_file(file, ignored) ? std::filesystem::file_size(file, ignored) : 0;
+  std::string text(size == static_cast<std::uintmax_t>(-1) ? 0 : static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    text += std::move(rest).str();
+  }
+  return text;
+}
+
+/// Throws clp::malformed_file naming `file` when JSON `text` nests deeper than max_json_depth.
+/// @param[in] file  the file `text` came from
+/// @param[in] text  JSON text (need not be valid)
+inline void check_json_depth(const std::filesystem::path& file, std::string_view text) {
+  if (json_text_depth(text) > max_json_depth)
+    malformed(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
+}
+
+/// Parses a JSON file; throws naming the file when it cannot be read (clp::io_error) or is not
+/// JSON (clp::malformed_file: a syntax error, a number too large for a double such as 9e999,
+/// or nesting deeper than max_json_depth).
+/// @tparam    Json  nlohmann::json (fast, sorted keys) or nlohmann::ordered_json (keeps the
+///                  file's key order, but inserts in linear time: small files only)
+/// @param[in] file  JSON file
+template <class Json>
+Json read_json_file(const std::filesystem::path& file) {
+  const std::string text = read_text_file(file);
+  check_json_depth(file, text);
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    malformed_json(file, "not valid JSON", error);
+  }
+}
+
+/// The JSON file `file` when it exists, else nullopt; see read_json_file.
+/// @param[in] file  JSON file that may be absent
+template <class Json>
+std::optional<Json> read_json_file_if_present(const std::filesystem::path& file) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(file, ignored)) return std::nullopt;
+  return read_json_file<Json>(file);
+}
+
+/// Runs `read`, which interprets JSON read from `file`, turning any nlohmann exception that
+/// escapes it (a type or range error the checks did not foresee) into a clp::malformed_file
+/// naming `file`.
+/// @param[in] file  the file `read` interprets
+/// @param[in] read  callable; its result is returned
+template <class Read>
+auto naming_file(const std::filesystem::path& file, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& error) {
+    malformed_json(file, "unexpected JSON content", error);
+  }
+}
+
+/// The JSON value as an int64, or nullopt when it is not an integer in int64's range.
+/// @param[in] value  any JSON value
+template <class Json>
+std::optional<std::int64_t> as_int64(const Json& value) {
+  if (!value.is_number_integer()) return std::nullopt;
+  if (value.is_number_unsigned() && value.template get<std::uint64_t>() > std::uint64_t{INT64_MAX}) return std::nullopt;
+  return value.template get<std::int64_t>();
+}
+
+}  // namespace clp_transfer::io

@@ -1,0 +1,178 @@
+// The weights of a Hugging Face model folder: model.safetensors, or the shards that
+// model.safetensors.index.json names; else pytorch_model.bin, or the shards that
+// pytorch_model.bin.index.json names (torch checkpoints, read without running them). Opening
+// checks every weight file's tensors and the index against the shards, and keeps the index as
+// read; no tensor data is read. The program writes safetensors whatever it read: each weight
+// file has the name of its output (output_name), and the output's index is the one read with
+// those names (output_index).
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/errors.hpp"
+#include "io/json/file.hpp"
+#include "io/library_names.hpp"
+#include "io/safetensors.hpp"
+#include "io/weight_file.hpp"
+
+namespace clp_transfer::io {
+
+/// One tensor of a model folder and the shard holding it.
+struct located_tensor {
+  const weight_file& file;
+  const tensor_entry& tensor;
+};
+
+namespace detail {
+
+/// The shard file names of an index's weight_map, in order of first appearance; throws naming
+/// the index for a map that is missing or names anything but a file in the folder.
+inline std::vector<std::string> shard_names(const std::filesystem::path& index_path,
+                                            const nlohmann::ordered_json& index) {
+  const auto weight_map = index.is_object() ? index.find("weight_map") : index.end();
+  if (weight_map == index.end() || !weight_map->is_object() || weight_map->empty())
+    malformed(index_path, "no weight_map object of tensor name -> shard file");
+  std::vector<std::string> names;
+  for (const auto& [tensor, shard] : weight_map->items()) {
+    if (!shard.is_string())
+      malformed(index_path, "tensor " + quoted_name(tensor) + " maps to " + json_excerpt(shard) + ", not a file name");
+    const std::string name = shard.get<std::string>();
+    // Shards live in the folder itself; a path here would reach outside it. A NUL would end the
+    // name early at open(): another file than the one named. No shard's name holds a control
+    // character (a line break in it would break the one-line messages).
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+        std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+      malformed(index_path, "shard " + quoted_name(name) + " is not a file name");
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace detail
+
+/// The name a weight file's output gets: its own for a safetensors file; for a torch
+/// checkpoint, the safetensors name transformers gives the same shard ("pytorch_model.bin" ->
+/// "model.safetensors", "pytorch_model-00001-of-00002.bin" -> "model-00001-of-00002.safetensors";
+/// any other "X.bin" -> "X.safetensors").
+/// @param[in] name    the weight file's name
+/// @param[in] format  its format
+inline std::string output_weight_name(const std::string& name, weight_format format) {
+  if (format == weight_format::safetensors) return name;
+  std::string stem = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0 ? name.substr(0, name.size() - 4)
+                                                                                    : name;
+  if (stem.compare(0, 13, "pytorch_model") == 0) stem = "model" + stem.substr(13);
+  return stem + ".safetensors";
+}
+
+/// The weights of a model folder. Throws naming the file at fault: clp::io_error for a file
+/// that cannot be opened, clp::malformed_file for one that lies.
+class model_weights {
+ public:
+  /// Opens the weights in `folder`: the first of model.safetensors,
+  /// model.safetensors.index.json, pytorch_model.bin and pytorch_model.bin.index.json.
+  explicit model_weights(std::filesystem::path folder) : folder_(std::move(folder)) {
+    std::error_code ignored;
+    const auto present = [&](const char* name) { return std::filesystem::exists(folder_ / name, ignored); };
+    if (present("model.safetensors")) {
+      shards_.emplace_back(folder_ / "model.safetensors", format_);
+    } else if (present("model.safetensors.index.json")) {
+      open_index("model.safetensors.index.json", weight_format::safetensors);
+    } else if (present("pytorch_model.bin")) {
+      format_ = weight_format::torch;
+      shards_.emplace_back(folder_ / "pytorch_model.bin", format_);
+    } else if (present("pytorch_model.bin.index.json")) {
+      open_index("pytorch_model.bin.index.json", weight_format::torch);
+    } else {
+      malformed(folder_, "no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
+                         "pytorch_model.bin.index.json");
+    }
+  }
+
+  const std::filesystem::path& folder() const noexcept { return folder_; }
+  /// Weight files: the single one, or the shards in order of first appearance in the index's
+  /// weight_map.
+  const std::vector<weight_file>& shards() const noexcept { return shards_; }
+  /// The index file, or empty when the weights are a single file.
+  const std::filesystem::path& index_path() const noexcept { return index_path_; }
+  /// The index as read, key order kept; null when the weights are a single file.
+  const nlohmann::ordered_json& index() const noexcept { return index_; }
+
+  /// The name of shard `shard`'s output file (output_weight_name).
+  std::string output_name(std::size_t shard) const {
+    return output_weight_name(shards_[shard].path().filename().string(), shards_[shard].format());
+  }
+  /// The name of the output's index file: the index's own for safetensors weights,
+  /// model.safetensors.index.json for torch ones; empty when the weights are a single file.
+  std::string output_index_name() const {
+    if (index_path_.empty()) return {};
+    return format_ == weight_format::safetensors ? index_path_.filename().string() : "model.safetensors.index.json";
+  }
+  /// The index as read, with each shard's name in its weight_map replaced by its output's.
+  nlohmann::ordered_json output_index() const {
+    nlohmann::ordered_json index = index_;
+    if (format_ == weight_format::safetensors || !index.is_object()) return index;
+    for (auto& [tensor, shard] : index["weight_map"].items())
+      shard = output_weight_name(shard.get<std::string>(), format_);
+    return index;
+  }
+
+  /// Every tensor name, shard by shard in file order.
+  std::vector<std::string> tensor_names() const {
+    std::vector<std::string> names;
+    for (const weight_file& shard : shards_)
+      for (const tensor_entry& tensor : shard.tensors()) names.push_back(tensor.name);
+    return names;
+  }
+
+  /// The tensor called `name` and its shard; throws clp::invalid_argument naming the folder when
+  /// no shard holds it.
+  located_tensor locate(std::string_view name) const {
+    for (const weight_file& shard : shards_)
+      if (const tensor_entry* tensor = shard.find(name)) return {shard, *tensor};
+    throw clp::invalid_argument(about(folder_), "no tensor " + quoted_name(name) + " in any weight file");
+  }
+
+ private:
+  void open_index(const char* name, weight_format format) {
+    format_ = format;
+    index_path_ = folder_ / name;
+    index_ = read_json_file<nlohmann::ordered_json>(index_path_);
+    naming_file(index_path_, [&] { open_shards(); });
+  }
+
+  void open_shards() {
+    const std::vector<std::string> names = detail::shard_names(index_path_, index_);
+    std::vector<std::string> outputs;
+    for (const std::string& name : names) {
+      const std::string output = output_weight_name(name, format_);
+      // Two shards written to one file, or a shard over the index, would lose tensors.
+      if (std::find(outputs.begin(), outputs.end(), output) != outputs.end() || output == output_index_name())
+        malformed(index_path_, "shard " + quoted_name(name) + " would be written as " + quoted_name(output) +
+                                   ", the name of another output file");
+      outputs.push_back(output);
+      shards_.emplace_back(folder_ / name, format_);
+    }
+    for (const auto& [tensor, shard] : index_["weight_map"].items()) {
+      const auto position = std::find(names.begin(), names.end(), shard.get<std::string>());
+      if (!shards_[static_cast<std::size_t>(position - names.begin())].find(tensor))
+        malformed(index_path_, "tensor " + quoted_name(tensor) + " is mapped to " + quoted_name(*position) +
+                                   ", which does not hold it");
+    }
+  }
+
+  std::filesystem::path folder_;
+  weight_format format_ = weight_format::safetensors;
+  std::filesystem::path index_path_;
+  nlohmann::ordered_json index_;
+  std::vector<weight_file> shards_;
+};
+
+}  // namespace clp_transfer::io
