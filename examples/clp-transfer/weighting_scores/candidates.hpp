@@ -14,12 +14,12 @@
 
 #include "errors.hpp"
 #include "library_names.hpp"
-#include "transfer/arguments.hpp"
+#include "transfer/synthesis_choice.hpp"
 
 namespace clp_transfer {
 
 /// One weighting as evaluate scores it.
-struct candidate {
+struct weighting_candidate {
   std::string label;  ///< "top-k k=10", "omp", "least-squares"
   std::string name;   ///< --weighting's value
   std::optional<Index> k;
@@ -30,7 +30,7 @@ struct candidate {
 /// least-squares map with top-k row norms of k). The label and `k` show k for top-k and softmax,
 /// which the default list scores at several k, and for the others where it is not their default
 /// (so "least-squares:10" is the default weighting, "least-squares").
-inline candidate make_candidate(const std::string& name, std::optional<Index> k) {
+inline weighting_candidate make_candidate(const std::string& name, std::optional<Index> k) {
   const weighting_choice choice = parse_weighting(name, k, 0.1f);
   const bool several_k = name == "top-k" || name == "softmax";
   const bool default_k = !k || *k == (name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
@@ -39,8 +39,8 @@ inline candidate make_candidate(const std::string& name, std::optional<Index> k)
 }
 
 /// Every weighting at its default k, and top-k and softmax at k 5, 10 and 30.
-inline std::vector<candidate> default_candidates() {
-  std::vector<candidate> list;
+inline std::vector<weighting_candidate> default_candidates() {
+  std::vector<weighting_candidate> list;
   for (const char* name : {"paper", "paper-guarded", "clamped", "sparsemax", "omp", "least-squares"})
     list.push_back(make_candidate(name, std::nullopt));
   for (const char* name : {"top-k", "softmax"})
@@ -51,13 +51,13 @@ inline std::vector<candidate> default_candidates() {
 /// --weightings' list: comma-separated NAME or NAME:K. Throws clp::invalid_argument naming
 /// --weightings for an empty entry, an unknown name, a k that is not a whole number of at least
 /// 1, a k for a weighting that reads none, and a weighting named twice.
-inline std::vector<candidate> parse_candidates(const std::string& list) {
+inline std::vector<weighting_candidate> parse_candidates(const std::string& list) {
   const auto refuse = [](const std::string& problem) {
     throw clp::invalid_argument(option_facts("--weightings"), problem);
   };
   const std::vector<std::string> names{"paper",   "paper-guarded", "clamped", "top-k",
                                        "softmax", "sparsemax",     "omp",     "least-squares"};
-  std::vector<candidate> chosen;
+  std::vector<weighting_candidate> chosen;
   for (std::size_t start = 0; start <= list.size();) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
     const std::string entry = list.substr(start, comma - start);
@@ -78,8 +78,8 @@ inline std::vector<candidate> parse_candidates(const std::string& list) {
         refuse("entry '" + entry + "': " + name + " reads no k");
       k = Index(std::stol(digits));
     }
-    candidate c = make_candidate(name, k);
-    for (const candidate& earlier : chosen)
+    weighting_candidate c = make_candidate(name, k);
+    for (const weighting_candidate& earlier : chosen)
       if (earlier.label == c.label) refuse("names " + c.label + " twice");
     chosen.push_back(std::move(c));
   }

@@ -1,25 +1,19 @@
-// What `clp-transfer transfer` is asked to do, as its phases read it: the options interpreted
-// once (commands/transfer.cpp reads the command line) into the method and the weighting, and
-// the checks that refuse a run before any work.
+// How the new rows are made: the method, the weighting and how they run, interpreted once from
+// the command line (commands/transfer.cpp reads it), and the one rule that refuses an option
+// the chosen method or weighting does not read, before any work.
 #pragma once
 
 #include <clp/weights.hpp>
 
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <variant>
-#include <vector>
 
 #include "errors.hpp"
 #include "execution_arguments.hpp"
-#include "io/errors.hpp"
-#include "io/output_folder.hpp"
-#include "similarity_choice.hpp"
-#include "token_matching.hpp"
 #include "library_names.hpp"
+#include "similarity_choice.hpp"
 
 namespace clp_transfer {
 
@@ -85,8 +79,9 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
                                     .add("lambda", option_facts("--lambda"));
   if (row_norms != "map" && row_norms != "top-k")
     throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
-  weighting_choice choice{name, used_k, temperature, lambda, row_norms,
-                          options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
+  weighting_choice choice{name,        used_k,
+                          temperature, lambda,
+                          row_norms,   options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
   if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy))
     map->norm_neighbours = row_norms == "top-k" ? used_k : 0;
   return choice;
@@ -132,38 +127,13 @@ inline void refuse_unread_options(transfer_method method, const weighting_choice
   if (given.similarity && !neighbour_lists) refuse("--similarity-product", why + " (it forms no neighbour lists)");
 }
 
-struct transfer_arguments {
-  std::filesystem::path source, helper, output, report;
-  execution_arguments execution;  // --threads, --tile-mb
-  std::string embedding_tensor, helper_embedding_tensor, lm_head_tensor;
-  std::vector<std::string> transfer_tensors;  // --transfer-tensor, repeatable
-  bool force = false, quiet = false;
-  bool fsync = false;  // flush the output to disk before the rename
+/// How the new rows are made: what synthesise reads, whichever command asks for them.
+struct synthesis_choice {
   transfer_method method = transfer_method::clp;
-  weighting_choice weighting;
-  match_arguments matching;  // --match
-  std::uint64_t seed = 0;
-  similarity_choice similarity = similarity_choice::automatic;  // --similarity-product
+  weighting_choice weighting;                                   ///< read by transfer_method::clp alone
+  similarity_choice similarity = similarity_choice::automatic;  ///< --similarity-product
+  std::uint64_t seed = 0;                                       ///< --seed: the baselines' draws
+  execution_arguments execution;                                ///< --threads, --tile-mb
 };
-
-/// Refuses, before any work, what would otherwise end a long run in an error: an output or
-/// report in the way, an output replacing an input, a thread count or tile size out of range.
-inline void check_arguments(const transfer_arguments& args) {
-  io::check_output_available(args.output, args.force);
-  if (!args.report.empty()) {
-    if (std::filesystem::exists(args.report) && !args.force)
-      throw clp::invalid_argument(io::about(args.report), "already exists (use --force to replace it)");
-    const auto parent = args.report.has_parent_path() ? args.report.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(parent))
-      throw clp::invalid_argument(io::about(args.report), "parent directory " + parent.string() + " does not exist");
-  }
-  args.execution.check();
-  for (const auto& input : {args.source, args.helper}) {
-    std::error_code ignored;
-    if (std::filesystem::equivalent(io::without_trailing_separator(args.output), input, ignored))
-      throw clp::invalid_argument(io::about(args.output),
-                                  "is the input model " + input.string() + "; refusing to replace it");
-  }
-}
 
 }  // namespace clp_transfer

@@ -1,8 +1,8 @@
-// evaluate/candidates.hpp and evaluate/recommendation.hpp: the weightings `evaluate` scores (the
-// default list, --weightings' entries and refusals) and the rule that keeps the default unless
-// another weighting leads it by more than the splits' spread.
-#include "evaluate/candidates.hpp"
-#include "evaluate/recommendation.hpp"
+// weighting_scores/candidates.hpp and weighting_scores/recommendation.hpp: the weightings
+// `evaluate` scores (the default list, --weightings' entries and refusals) and the rule that
+// keeps the default unless another weighting leads it by more than the splits' spread.
+#include "weighting_scores/candidates.hpp"
+#include "weighting_scores/recommendation.hpp"
 
 #include <string>
 #include <variant>
@@ -16,9 +16,9 @@ using namespace clp_transfer;
 
 namespace {
 
-std::vector<std::string> labels(const std::vector<candidate>& list) {
+std::vector<std::string> labels(const std::vector<weighting_candidate>& list) {
   std::vector<std::string> out;
-  for (const candidate& c : list) out.push_back(c.label);
+  for (const weighting_candidate& c : list) out.push_back(c.label);
   return out;
 }
 
@@ -28,7 +28,8 @@ TEST_CASE("evaluate candidates: the default list, and --weightings' entries as t
   CHECK(labels(default_candidates()) ==
         std::vector<std::string>{"paper", "paper-guarded", "clamped", "sparsemax", "omp", "least-squares", "top-k k=5",
                                  "top-k k=10", "top-k k=30", "softmax k=5", "softmax k=10", "softmax k=30"});
-  const std::vector<candidate> chosen = parse_candidates("top-k,least-squares:20,omp:3,softmax:7,least-squares");
+  const std::vector<weighting_candidate> chosen =
+      parse_candidates("top-k,least-squares:20,omp:3,softmax:7,least-squares");
   CHECK(labels(chosen) ==
         std::vector<std::string>{"top-k k=10", "least-squares k=20", "omp k=3", "softmax k=7", "least-squares"});
   CHECK(std::get<clp::top_k_weights>(chosen[0].policy).k == 10);
@@ -58,9 +59,9 @@ TEST_CASE("evaluate candidates: --weightings refusals name the option and the en
 }
 
 TEST_CASE("evaluate recommendation: the default kept within the splits' spread, replaced beyond it") {
-  const std::vector<candidate> list = parse_candidates("top-k:30,least-squares,paper");
+  const std::vector<weighting_candidate> list = parse_candidates("top-k:30,least-squares,paper");
   const auto outcome_of = [&](std::size_t c, std::vector<double> splits, Index inflated) {
-    outcome o;
+    weighting_score o;
     o.weighting = &list[c];
     o.split_cosines = splits;
     for (double x : splits) o.mean_cosine += x / double(splits.size());
@@ -68,8 +69,8 @@ TEST_CASE("evaluate recommendation: the default kept within the splits' spread, 
     return o;
   };
   // top-k leads by 0.01 on every split (spread 0): it replaces the default.
-  std::vector<outcome> sorted{outcome_of(2, {0.9, 0.9, 0.9}, 5), outcome_of(0, {0.71, 0.72, 0.73}, 0),
-                              outcome_of(1, {0.70, 0.71, 0.72}, 0)};
+  std::vector<weighting_score> sorted{outcome_of(2, {0.9, 0.9, 0.9}, 5), outcome_of(0, {0.71, 0.72, 0.73}, 0),
+                                      outcome_of(1, {0.70, 0.71, 0.72}, 0)};
   recommendation r = recommend(sorted);
   CHECK(r.chosen == &sorted[1]);
   CHECK(!r.is_default);

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "evaluate/candidates.hpp"
 #include "library_names.hpp"
-#include "transfer/arguments.hpp"
+#include "transfer/synthesis_choice.hpp"
+#include "weighting_scores/candidates.hpp"
 
 namespace clp_transfer {
 
 /// What a weighting came to: its held-out scores over the splits, and its real missing rows.
-struct outcome {
-  const candidate* weighting = nullptr;
+struct weighting_score {
+  const weighting_candidate* weighting = nullptr;
   std::vector<double> split_cosines;   ///< mean cosine per split
   double mean_cosine = 0, spread = 0;  ///< mean and (max - min) / 2 over the splits
   double relative_error = 0, norm_ratio = 0;
@@ -27,11 +27,11 @@ struct outcome {
 
 /// What evaluate recommends, and why.
 struct recommendation {
-  const outcome* chosen = nullptr;  ///< nullptr: every weighting inflates some row
+  const weighting_score* chosen = nullptr;  ///< nullptr: every weighting inflates some row
   bool is_default = false;
-  const outcome* leader = nullptr;  ///< the best score among those that inflate no row
-  double lead = 0, spread = 0;      ///< leader against the default, paired by split
-  std::string reason;               ///< in words, for the table and the JSON
+  const weighting_score* leader = nullptr;  ///< the best score among those that inflate no row
+  double lead = 0, spread = 0;              ///< leader against the default, paired by split
+  std::string reason;                       ///< in words, for the table and the JSON
 };
 
 /// The default (the program's default weighting at its default k) unless another weighting that
@@ -40,10 +40,10 @@ struct recommendation {
 /// (max(d) - min(d)) / 2, so the leader replaces the default only when it leads on every split by
 /// a margin the splits agree on. A default that inflates rows is never kept; where the default
 /// was not scored (--weightings), the leader is chosen. `sorted`: best mean cosine first.
-inline recommendation recommend(const std::vector<outcome>& sorted) {
+inline recommendation recommend(const std::vector<weighting_score>& sorted) {
   recommendation r;
-  const outcome* by_default = nullptr;
-  for (const outcome& o : sorted) {
+  const weighting_score* by_default = nullptr;
+  for (const weighting_score& o : sorted) {
     if (!r.leader && o.inflated_rows == 0) r.leader = &o;
     if (o.weighting->name == default_weighting && !o.weighting->k) by_default = &o;
   }
@@ -81,7 +81,7 @@ inline recommendation recommend(const std::vector<outcome>& sorted) {
 }
 
 /// The recommended weighting as options: "--weighting top-k --k 30".
-inline std::string as_options(const candidate& c) {
+inline std::string as_options(const weighting_candidate& c) {
   return "--weighting " + c.name + (c.k ? " --k " + std::to_string(*c.k) : std::string());
 }
 
