@@ -1,8 +1,9 @@
 // The extended tokenizer files, from the source's own contents: tokenizer.json with the new
 // tokens appended to model.vocab and the new merges to model.merges, in the form the source
 // uses ("a b" strings or ["a", "b"] pairs), everything else untouched and in its order (callers
-// pass nlohmann::ordered_json); and, where the source folder has them, vocab.json and merges.txt
-// extended the same way, so that the slow and fast tokenizers agree.
+// pass nlohmann::ordered_json, parsed by parse_ordered_json in linear time); and, where the
+// source folder has them, vocab.json and merges.txt extended the same way, so that the slow and
+// fast tokenizers agree.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "extend/extension.hpp"
+#include "extend/ordered_json.hpp"
 #include "extend/refusal.hpp"
 
 namespace clp_transfer::extend {
@@ -36,18 +38,22 @@ inline std::string merge_line(const bpe_table& table, std::size_t rank, const st
 inline void append_tokens(nlohmann::ordered_json& vocab, const bpe_extension& extension, const std::string& origin,
                           const std::string& where) {
   if (!vocab.is_object()) malformed_tokenizer(origin, where + " is not an object of token -> id");
+  std::unordered_set<std::string> tokens;
   std::unordered_set<std::int64_t> used;
-  for (const auto& entry : vocab.items())
-    if (entry.value().is_number_integer()) used.insert(entry.value().get<std::int64_t>());
+  tokens.reserve(vocab.size());
+  for (const auto& [token, id] : vocab.get_ref<const nlohmann::ordered_json::object_t&>()) {
+    tokens.insert(token);
+    if (id.is_number_integer()) used.insert(id.get<std::int64_t>());
+  }
   for (const written_token& token : extension.written) {
     const std::string& text = extension.table.token(token.id);
-    if (vocab.contains(text))
+    if (tokens.count(text))
       malformed_tokenizer(origin, where + " already holds the new token " + quoted_token(text) +
                                       ": it is not the file the source model was read from");
     if (used.count(token.id))
       malformed_tokenizer(origin, where + " already uses id " + std::to_string(token.id) +
                                       ", which the extension gave to " + quoted_token(text));
-    vocab[text] = token.id;
+    append_key(vocab, text, token.id);
   }
 }
 

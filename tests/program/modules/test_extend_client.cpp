@@ -17,6 +17,7 @@
 #include "extend/characters.hpp"
 #include "extend/drift.hpp"
 #include "extend/extension.hpp"
+#include "extend/ordered_json.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/token_choice.hpp"
 #include "extend/tokenizer_writing.hpp"
@@ -140,82 +141,120 @@ TEST_CASE("extend client: the encoder gives the real client's ids on Llama 3 (ig
 }
 TEST_CASE("extend client: the encoder gives the real client's ids on Qwen3") { check_real_tokenizer("qwen3"); }
 
-/// The shipped pair extended: en-large's tokenizer with de-small's tokens it lacks, every file
-/// of the source's tokenizer written in `folder`.
-struct shipped_extension {
+/// A source extended by a helper's tokens it lacks.
+struct extended_pair {
   bpe_model source;
-  std::vector<std::string> missing;  ///< the helper's tokens en-large lacks, by bytes
+  std::vector<std::string> missing;  ///< the helper's tokens the source lacks, by bytes
   bpe_extension extension;
 };
 
-shipped_extension extend_shipped_pair(const std::filesystem::path& folder) {
-  const std::filesystem::path source_folder = models_dir / "en-large";
-  const auto source_json = nlohmann::ordered_json::parse(read_file(source_folder / "tokenizer.json"));
-  const bpe_model helper = read_bpe_model(nlohmann::json::parse(read_file(models_dir / "de-small" / "tokenizer.json")),
-                                          "de-small/tokenizer.json");
-  bpe_model source = read_bpe_model(source_json, "en-large/tokenizer.json");
+/// Extends the tokenizer in `source_folder` by every token of `helper_folder`'s it lacks, and
+/// writes the extended tokenizer.json into `out`, with vocab.json and merges.txt extended and
+/// tokenizer_config.json copied where the source folder has them.
+extended_pair extend_pair(const std::filesystem::path& source_folder, const std::filesystem::path& helper_folder,
+                          const std::filesystem::path& out) {
+  const auto source_json = parse_ordered_json(read_file(source_folder / "tokenizer.json"), "tokenizer.json");
+  const bpe_model helper =
+      read_bpe_model(nlohmann::json::parse(read_file(helper_folder / "tokenizer.json")), "helper/tokenizer.json");
+  bpe_model source = read_bpe_model(source_json, "tokenizer.json");
   std::vector<std::string> missing =
       choose_tokens(bytes_of_tokens(helper, merge_rank_order(helper)), vocabulary_bytes(source), {});
   bpe_extension extension = extend_bpe(source, missing, first_unused_id(source));
-  write_file(folder / "tokenizer.json", extended_tokenizer_json(source_json, extension, "tokenizer.json").dump(2));
-  write_file(folder / "vocab.json",
-             extended_vocab_json(nlohmann::ordered_json::parse(read_file(source_folder / "vocab.json")), extension,
-                                 "vocab.json")
-                 .dump());
-  write_file(folder / "merges.txt",
-             extended_merges_txt(read_file(source_folder / "merges.txt"), extension, "merges.txt"));
-  write_file(folder / "tokenizer_config.json", read_file(source_folder / "tokenizer_config.json"));
+  write_file(out / "tokenizer.json", extended_tokenizer_json(source_json, extension, "tokenizer.json").dump(2));
+  if (std::filesystem::exists(source_folder / "vocab.json"))
+    write_file(out / "vocab.json",
+               extended_vocab_json(parse_ordered_json(read_file(source_folder / "vocab.json"), "vocab.json"), extension,
+                                   "vocab.json")
+                   .dump());
+  if (std::filesystem::exists(source_folder / "merges.txt"))
+    write_file(out / "merges.txt",
+               extended_merges_txt(read_file(source_folder / "merges.txt"), extension, "merges.txt"));
+  if (std::filesystem::exists(source_folder / "tokenizer_config.json"))
+    write_file(out / "tokenizer_config.json", read_file(source_folder / "tokenizer_config.json"));
   return {std::move(source), std::move(missing), std::move(extension)};
+}
+
+/// Checks the extended tokenizer in `out` with the client: every source id decodes to the text
+/// it decoded to in `source_folder`; `texts` round-trip; each new token is what the client makes
+/// of its text. A token stands as a text of its own where one can (a byte-level token's bytes;
+/// a '▁' token's word, the '▁' the tokenizer's own); otherwise, inside a word, it reaches the
+/// model as a pre-token of its own. Returns the client's ids of `texts`.
+nlohmann::json check_in_client(const std::filesystem::path& source_folder, const std::filesystem::path& out,
+                               const extended_pair& pair, const std::vector<std::string>& texts) {
+  const bpe_extension& extension = pair.extension;
+  CHECK(extension.requested_count() >= 0.95 * static_cast<double>(pair.missing.size()));
+  CHECK(extension.requested_count() + extension.left_out.size() + extension.already_present.size() ==
+        pair.missing.size());
+  nlohmann::json request = {{"encode", texts}, {"decode", nlohmann::json::array()}, {"model", nlohmann::json::array()}};
+  for (token_id id = 0; id < static_cast<token_id>(pair.source.tokens.size()); ++id)
+    if (!pair.source.tokens[static_cast<std::size_t>(id)].empty()) request["decode"].push_back({id});
+  const bool metaspace = pair.source.rules.spelling == symbol_spelling::metaspace;
+  std::vector<token_id> as_text, as_piece;
+  for (const written_token& token : extension.written) {
+    const std::string& spelled = extension.table.token(token.id);
+    if (!metaspace && is_utf8(token.bytes)) {
+      request["encode"].push_back(token.bytes);
+      as_text.push_back(token.id);
+    } else if (metaspace && spelled.rfind(space_mark, 0) == 0 &&
+               pair.source.rules.prepend != space_mark_prepend::never) {
+      request["encode"].push_back(token.bytes.substr(1));
+      as_text.push_back(token.id);
+    } else {
+      request["model"].push_back(spelled);
+      as_piece.push_back(token.id);
+    }
+  }
+  const nlohmann::json before = ask_client(source_folder, request);
+  const nlohmann::json after = ask_client(out, request);
+  CHECK(after["decode"] == before["decode"]);
+  nlohmann::json round_trip = {{"decode", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < texts.size(); ++i) round_trip["decode"].push_back(after["encode"][i]);
+  CHECK(ask_client(out, round_trip)["decode"] == texts);
+  for (std::size_t i = 0; i < as_text.size(); ++i) {
+    CAPTURE(extension.table.token(as_text[i]));
+    CHECK(ids_of(after["encode"][texts.size() + i]) == std::vector<token_id>{as_text[i]});
+  }
+  for (std::size_t i = 0; i < as_piece.size(); ++i) {
+    CAPTURE(extension.table.token(as_piece[i]));
+    CHECK(ids_of(after["model"][i]) == std::vector<token_id>{as_piece[i]});
+  }
+  return nlohmann::json(std::vector<nlohmann::json>(
+      after["encode"].begin(), after["encode"].begin() + static_cast<std::ptrdiff_t>(texts.size())));
 }
 
 TEST_CASE("extend client: the extended shipped tokenizer keeps every id, round-trips text and reaches each new token") {
   if (!client_available()) return;
-  clp_test::temp_dir folder;
-  const shipped_extension shipped = extend_shipped_pair(folder.path);
-  const bpe_extension& extension = shipped.extension;
-  // At least 95% of the missing tokens added; the rest listed with a reason.
-  CHECK(extension.requested_count() >= 0.95 * static_cast<double>(shipped.missing.size()));
-  CHECK(extension.requested_count() + extension.left_out.size() + extension.already_present.size() ==
-        shipped.missing.size());
+  clp_test::temp_dir out;
+  const extended_pair pair = extend_pair(models_dir / "en-large", models_dir / "de-small", out.path);
   const std::string english = read_file(probes_dir / "en.txt"), german = read_file(probes_dir / "de.txt");
-  nlohmann::json request = {{"encode", {english, german, mixed_text}}, {"decode", nlohmann::json::array()}};
-  for (token_id id = 0; id < static_cast<token_id>(shipped.source.tokens.size()); ++id)
-    request["decode"].push_back({id});
-  std::vector<const written_token*> checked;  // new tokens whose bytes are text
-  for (const written_token& token : extension.written)
-    if (is_utf8(token.bytes)) {
-      request["encode"].push_back(token.bytes);
-      checked.push_back(&token);
-    }
-  const nlohmann::json before = ask_client(models_dir / "en-large", request);
-  const nlohmann::json after = ask_client(folder.path, request);
-  CHECK(after["decode"] == before["decode"]);
-  for (std::size_t i = 0; i < 3; ++i) {
-    const nlohmann::json round_trip = ask_client(folder.path, {{"decode", {after["encode"][i]}}});
-    CHECK(round_trip["decode"][0] == request["encode"][i]);
-  }
-  for (std::size_t i = 0; i < checked.size(); ++i) {
-    CAPTURE(checked[i]->bytes);
-    CHECK(ids_of(after["encode"][3 + i]) == std::vector<token_id>{checked[i]->id});
-  }
-  CHECK(checked.size() + 8 >= extension.written.size());  // nearly all are whole characters
+  const nlohmann::json ids = check_in_client(models_dir / "en-large", out.path, pair, {english, german, mixed_text});
   // Tokens per word of German text: at most 1.25 times the helper's own.
   const nlohmann::json helper = ask_client(models_dir / "de-small", {{"encode", {german}}});
   const double words = static_cast<double>(probe_words(german).size());
-  const double extended_fertility = static_cast<double>(after["encode"][1].size()) / words;
+  const double extended_fertility = static_cast<double>(ids[1].size()) / words;
   const double helper_fertility = static_cast<double>(helper["encode"][0].size()) / words;
   CHECK(extended_fertility <= 1.25 * helper_fertility);
-  const drift_measure english_drift = drift(bpe_table(shipped.source), extension.table, english);
-  MESSAGE("shipped pair: " << shipped.missing.size() << " missing, " << extension.requested_count() << " added, "
-                           << extension.intermediate_count() << " intermediate, " << extension.left_out.size()
+  const drift_measure english_drift = drift(bpe_table(pair.source), pair.extension.table, english);
+  MESSAGE("shipped pair: " << pair.missing.size() << " missing, " << pair.extension.requested_count() << " added, "
+                           << pair.extension.intermediate_count() << " intermediate, " << pair.extension.left_out.size()
                            << " left out; German tokens per word " << extended_fertility << " (helper "
                            << helper_fertility << "); English drift " << english_drift.changed << " of "
                            << english_drift.words << " words");
 }
 
+TEST_CASE("extend client: Llama 2 extended by the shipped German tokens keeps every id and reaches each new token") {
+  if (!client_available()) return;
+  const auto llama2 = clp_test::needed_tokenizer("llama2");
+  if (!llama2) return;
+  clp_test::temp_dir out;
+  const extended_pair pair = extend_pair(*llama2, models_dir / "de-small", out.path);
+  CHECK(pair.extension.written.size() > 1000);
+  check_in_client(*llama2, out.path, pair, {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt")});
+}
+
 TEST_CASE("extend client: the extended vocab.json and merges.txt say what the extended tokenizer.json says") {
   clp_test::temp_dir folder;
-  const shipped_extension shipped = extend_shipped_pair(folder.path);
+  const extended_pair pair = extend_pair(models_dir / "en-large", models_dir / "de-small", folder.path);
   const auto tokenizer = nlohmann::json::parse(read_file(folder / "tokenizer.json"));
   const auto vocab = nlohmann::json::parse(read_file(folder / "vocab.json"));
   for (const auto& entry : tokenizer["model"]["vocab"].items()) CHECK(vocab.at(entry.key()) == entry.value());

@@ -14,9 +14,11 @@
 
 #include "extend/drift.hpp"
 #include "extend/extension.hpp"
+#include "extend/ordered_json.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/token_choice.hpp"
 #include "extend/tokenizer_writing.hpp"
+#include "support/files.hpp"
 #include "support/refusals.hpp"
 
 using namespace clp_transfer::extend;
@@ -144,7 +146,8 @@ TEST_CASE("extend: every written token is what the plain BPE makes of its text i
 TEST_CASE("extend: a metaspace source gains non-ASCII characters as symbols, never ASCII ones") {
   nlohmann::ordered_json source;
   source["normalizer"] = nlohmann::ordered_json::parse(R"({"type": "Sequence", "normalizers": [
-      {"type": "Prepend", "prepend": "\u2581"}, {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]})");
+      {"type": "Prepend", "prepend": "\u2581"},
+      {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]})");
   source["pre_tokenizer"] = nullptr;
   source["model"] = {
       {"type", "BPE"},
@@ -278,6 +281,20 @@ TEST_CASE("extend writing: tokenizer.json keeps every other key and its order, v
         "vocab.json: the vocabulary already uses id 12, which the extension gave to \"abcd\"");
   CHECK(message([&] { extended_tokenizer_json(written, extension, "s.json"); }).find("holds 8 merges") !=
         std::string::npos);
+}
+
+TEST_CASE("extend writing: parse_ordered_json reads what nlohmann's parser reads, and refuses a repeated key") {
+  const std::string text = clp_test::read_file(std::string(CLP_EXAMPLE_MODELS_DIR) + "/en-large/tokenizer.json");
+  CHECK(parse_ordered_json(text, "t.json").dump() == nlohmann::ordered_json::parse(text).dump());
+  const auto message = [](const std::string& json) {
+    const auto refused = clp_test::refusal_of([&] { parse_ordered_json(json, "t.json"); });
+    return refused ? refused->message : std::string("no refusal");
+  };
+  CHECK(message(R"({"a": {"x": 1, "x": 2}})") == "t.json: holds the key \"x\" twice in one object");
+  CHECK(message(R"({"a": [1, 2})").rfind("t.json: is not valid JSON (", 0) == 0);
+  nlohmann::ordered_json object = {{"b", 1}};
+  append_key(object, "a", 2);
+  CHECK(object.dump() == R"({"b":1,"a":2})");
 }
 
 }  // namespace
