@@ -131,7 +131,8 @@ class extender {
   bool ensure_alphabet(const std::string& bytes, const std::string& text);
   /// Appends the merges that join `pieces` left to right into `text`.
   void chain(const std::string& text, const std::vector<token_id>& pieces);
-  /// Whether the token `id` written in this step, and every intermediate after it, is reached.
+  /// Why `text`, or a token written since `start`, is not what the encoder makes of its own
+  /// text; nullopt when each is.
   std::optional<std::string> unreached(const std::string& text, const mark& start) const;
 
   bpe_table table_;
@@ -164,6 +165,11 @@ inline std::optional<std::string> extender::spelled(const std::string& bytes) {
     }
     if (bytes.find(space_mark) != std::string::npos) {
       leave_out(bytes, "holds '\xE2\x96\x81', which the source reads as a space");
+      return std::nullopt;
+    }
+    if (model.byte_fallback && bytes.size() == 6 &&
+        clp::token_bytes(bytes, clp::token_spelling::sentencepiece).size() == 1) {
+      leave_out(bytes, "is spelled like a byte-fallback piece, which the source reads as one byte");
       return std::nullopt;
     }
   }

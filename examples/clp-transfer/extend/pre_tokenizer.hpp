@@ -10,6 +10,7 @@
 // reach a new token. An NFC normalizer is accepted and not applied: texts are taken to be NFC.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -18,11 +18,11 @@
 #include "extend/read_bpe_model.hpp"
 #include "support/refusals.hpp"
 
-using namespace clp_transfer::extend;
-
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
 namespace test_extend_bpe_model {
 namespace {
+
+using namespace clp_transfer::extend;
 
 /// The plain BPE the encoder must agree with, on strings: each UTF-8 character a symbol (its
 /// <0xNN> pieces when the vocabulary lacks it and byte_fallback is on), then repeatedly the

@@ -21,11 +21,11 @@
 #include "support/files.hpp"
 #include "support/refusals.hpp"
 
-using namespace clp_transfer::extend;
-
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
 namespace test_extend_extension {
 namespace {
+
+using namespace clp_transfer::extend;
 
 const std::string G = "\xC4\xA0";         // 'Ġ', a space in GPT-2's byte-level alphabet
 const std::string mark = "\xE2\x96\x81";  // '▁'
@@ -158,8 +158,9 @@ TEST_CASE("extend: a metaspace source gains non-ASCII characters as symbols, nev
       {"merges", {mark + " a"}}};
   // "\n\n": '\n' is ASCII, written <0x0A>: left out. "ä": a new symbol (8). " äb": ▁|ä|b, so the
   // intermediate "▁ä" (9), then "▁äb" (10). A lone 0xC3 is the source's <0xC3>; 0xC3 0xA4 0xC3
-  // is not UTF-8; "a▁" holds the space mark.
-  const std::vector<std::string> asked = {"\n\n", a_umlaut, " " + a_umlaut + "b", "\xC3", "\xC3\xA4\xC3", "a" + mark};
+  // is not UTF-8; "a▁" holds the space mark; the text "<0x41>" would read as the byte 'A'.
+  const std::vector<std::string> asked = {"\n\n",     a_umlaut, " " + a_umlaut + "b", "\xC3", "\xC3\xA4\xC3",
+                                          "a" + mark, "<0x41>"};
   const bpe_extension extension = extend_bpe(read_bpe_model(source, "s.json"), asked, 8);
   REQUIRE(extension.written.size() == 3);
   CHECK(extension.table.token(8) == a_umlaut);
@@ -169,10 +170,11 @@ TEST_CASE("extend: a metaspace source gains non-ASCII characters as symbols, nev
   CHECK(extension.table.token(10) == mark + a_umlaut + "b");
   CHECK(extension.written[2].bytes == " " + a_umlaut + "b");
   CHECK(extension.already_present == std::vector<std::string>{"\xC3"});
-  REQUIRE(extension.left_out.size() == 3);
+  REQUIRE(extension.left_out.size() == 4);
   CHECK(extension.left_out[0].reason.find("writes it as byte-fallback pieces") != std::string::npos);
   CHECK(extension.left_out[1].reason.find("not whole UTF-8 characters") != std::string::npos);
   CHECK(extension.left_out[2].reason.find("holds '\xE2\x96\x81'") != std::string::npos);
+  CHECK(extension.left_out[3].reason.find("spelled like a byte-fallback piece") != std::string::npos);
   const nlohmann::ordered_json written = extended_tokenizer_json(source, extension, "s.json");
   for (const token_id id : {8, 9, 10})
     CHECK(plain_bpe(written, extension.table.token(id)) == std::vector<std::string>{extension.table.token(id)});

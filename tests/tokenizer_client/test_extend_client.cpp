@@ -1,9 +1,9 @@
-// The extend modules against a real tokenizer client: Hugging Face's JavaScript tokenizers
-// (@huggingface/tokenizers, pinned and fetched by tests/data/fetch_tokenizer_client.sh), run
-// under node by tests/tokenizer_client/tokenize.mjs. The encoder must give the client's ids on
-// real tokenizers, and the extended shipped tokenizer must load in the client, keep every
-// source id's text, round-trip German and English text, and encode each new token's text to that
-// token. A case reports as skipped where node, the package or a fetched tokenizer is absent.
+// The extend modules (examples/clp-transfer/extend) against a real tokenizer client: Hugging
+// Face's JavaScript tokenizers (@huggingface/tokenizers, pinned and fetched by
+// tests/data/fetch_tokenizer_client.sh), run under node by tokenize.mjs beside this file. The
+// encoder must give the client's ids on real tokenizers, and an extended tokenizer must load in
+// the client, keep every source id's text, round-trip text, and give each new token for its text.
+// A case reports as skipped where node, the package or a fetched tokenizer is absent.
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
@@ -26,13 +26,13 @@
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace clp_transfer::extend;
-using clp_test::read_file;
-using clp_test::write_file;
-
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
 namespace test_extend_client {
 namespace {
+
+using namespace clp_transfer::extend;
+using clp_test::read_file;
+using clp_test::write_file;
 
 const std::filesystem::path models_dir = CLP_EXAMPLE_MODELS_DIR;
 const std::filesystem::path probes_dir = models_dir.parent_path() / "clp-transfer" / "extend" / "probes";
