@@ -64,10 +64,11 @@ struct undertrained_options {
   std::optional<double> norm_threshold;
   std::optional<double> cosine_threshold;
   /// The reference search, without unused_ids: near-identical rows lie within cluster_radius
-  /// times the median distance of a row from the mean row of each other's mean (> 0), and at
-  /// least min_cluster_rows of them (>= 2) make a group. Rows below the norm threshold of the
+  /// times the median distance of a row from the mean row of their own mean (> 0), and at
+  /// least min_cluster_rows of them (>= 2) make a group. The default keeps two members closer
+  /// than trained rows' nearest neighbours usually are. Rows below the norm threshold of the
   /// distribution never join one: a group of near-zero rows has no direction to compare with.
-  double cluster_radius = 0.05;
+  double cluster_radius = 0.15;
   Index min_cluster_rows = 8;
   /// Worker threads, 0: all hardware threads. No result depends on it.
   int threads = 0;
@@ -96,12 +97,13 @@ struct undertrained_rows {
 };
 
 /// Flags the under-trained rows of an embedding matrix (an input embedding, or the tied
-/// input-output one). Reads every row several times: one pass for the norms and the mean, one
-/// per iteration of the principal component's subspace iteration (a few to 100), two for the
-/// reference search (without unused ids) and one for the cosines; no copy of the matrix, working
-/// memory about 4 * #threads * min(256 * #cols, 2^18) bytes of row chunks, 64 * (#rows + 8 *
-/// #cols) bytes of per-row results and partial sums, and 128 * #rows bytes of projections for
-/// the reference search. The result is the same for any thread count.
+/// input-output one). Elements are read as float32, as everywhere in the library; sums are
+/// double. Reads every row several times: one pass for the norms and the mean, one per
+/// iteration of the principal component's subspace iteration (a few, at most 100), two for the
+/// reference search (without unused ids) and one for the cosines. No copy of the matrix:
+/// working memory is a chunk of rows per thread (at most 1 MiB of float32 each), about 200
+/// bytes a row of results and scratch (about 50 with unused ids), and 4 KiB a column of
+/// partial sums. The result is the same for any thread count.
 /// @param[in] embeddings  #rows by d, anything make_view accepts (a matrix_view<const void> of
 ///                        float32, float64, float16 or bfloat16 too)
 /// @param[in] options     ids, thresholds and threads

@@ -3,12 +3,13 @@
 
 // Internal: the under-trained screen's search for the largest group of near-identical rows,
 // the reference it compares every row with when the caller names no unused rows. Seeds come
-// from hashing: each of four tables cuts eight random projections of the rows into cells an
-// eighth of each projection's robust spread wide (at a random offset), and its fullest cell is
-// a seed. Rows far apart rarely share a cell in all eight projections; near-identical rows
-// nearly always do in one table at least. Each seed's mean is then refined twice against the
-// exact distances: its members are the eligible rows within `radius` times the median distance
-// of a row from the mean row, and its centre their mean.
+// from hashing: each of four tables cuts eight random projections of the rows into cells
+// 2 * radius times each projection's robust spread wide (at a random offset), and its fullest
+// cell is a seed. A group within `radius` of its mean spreads about radius times a
+// projection's spread along it (the projections are random), so it mostly shares a cell, while
+// rows far apart rarely share one in all eight projections. Each seed's mean is then refined
+// twice against the exact distances: its members are the eligible rows within `radius` times
+// the median distance of a row from the mean row, and its centre their mean.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/diagnostics/principal_component.hpp>
@@ -32,8 +33,9 @@ inline constexpr Index projections_per_table = 8;
 inline constexpr Index cluster_directions = cluster_tables * projections_per_table;
 
 /// The fullest cell of each table among the `eligible` rows (ids ascending), those of two rows
-/// or more; ties go to the cell whose hash is lower.
-inline std::vector<std::vector<Index>> fullest_cells(const row_statistics& s, const std::vector<Index>& eligible) {
+/// or more; ties go to the cell whose hash is lower. `radius` sets the cell width.
+inline std::vector<std::vector<Index>> fullest_cells(const row_statistics& s, const std::vector<Index>& eligible,
+                                                     double radius) {
   const Index k_total = s.directions;
   std::vector<double> widths(static_cast<std::size_t>(k_total));
   std::vector<double> values(eligible.size());
@@ -41,7 +43,7 @@ inline std::vector<std::vector<Index>> fullest_cells(const row_statistics& s, co
     for (std::size_t i = 0; i < eligible.size(); ++i)
       values[i] = s.projections[static_cast<std::size_t>(eligible[i] * k_total + k)];
     const double sigma = robust_spread::of(values).sigma;
-    widths[static_cast<std::size_t>(k)] = sigma > 0 ? sigma / 8 : 1.0;
+    widths[static_cast<std::size_t>(k)] = sigma > 0 ? 2 * radius * sigma : 1.0;
   }
   std::vector<std::vector<Index>> cells;
   std::vector<std::pair<std::uint64_t, Index>> keys(eligible.size());
@@ -114,7 +116,7 @@ inline std::vector<std::vector<Index>> members_within(const std::vector<double>&
 inline std::vector<Index> densest_cluster(const matrix_view<const void>& m, const row_statistics& s,
                                           const std::vector<Index>& eligible, double radius, Index min_rows,
                                           int threads) {
-  const std::vector<std::vector<Index>> cells = fullest_cells(s, eligible);
+  const std::vector<std::vector<Index>> cells = fullest_cells(s, eligible, radius);
   const Index q = static_cast<Index>(cells.size());
   if (q == 0) return {};
   Eigen::MatrixXd centres(q + 1, m.cols());
