@@ -1,0 +1,238 @@
+// The rows of an extended model. Rows [0, source rows) are the source's, byte for byte (the
+// padding rows among them until a new token takes one); each new token's row, in every tensor
+// that follows the vocabulary (input embedding, untied head, per-token biases, --transfer-tensor;
+// tied copies are written from the embedding), comes from one of:
+// - the helper: an asked-for token the helper has gets the row `transfer` makes for that helper
+//   token from the same pair and options. The engine runs on transfer's own overlap, with only
+//   those helper rows to make, so the weights (and a least-squares map) are the same;
+// - the source, copied: where transfer's overlap already pairs that helper token with a source row
+//   (a role or an exact match) transfer copies that row, and so does extend;
+// - the mean of the source rows of the pieces the source tokenizer splits the token's text into:
+//   intermediates (which the helper need not have), listed tokens the helper lacks, and every
+//   token without a helper. A text the source encodes to nothing takes the mean of all source rows.
+#pragma once
+
+#include <clp/element_type.hpp>
+#include <clp/vocabulary_overlap.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "extend/bpe_model.hpp"
+#include "extend/extension.hpp"
+#include "io/embedding_matrix.hpp"
+#include "library_names.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesise.hpp"
+
+namespace clp_transfer {
+
+/// Where a new token's rows come from (see the file's comment).
+enum class row_origin { helper, source_copy, mean_of_pieces };
+
+/// "helper", "source copy" or "mean of pieces".
+inline const char* row_origin_name(row_origin origin) {
+  switch (origin) {
+    case row_origin::helper:
+      return "helper";
+    case row_origin::source_copy:
+      return "source copy";
+    case row_origin::mean_of_pieces:
+      break;
+  }
+  return "mean of pieces";
+}
+
+/// One new token's rows.
+struct new_row {
+  Index id = 0;  ///< its id: its row in every output tensor
+  row_origin origin = row_origin::mean_of_pieces;
+  Index helper_id = -1;       ///< helper: the helper row the engine makes it from
+  Index source_id = -1;       ///< source_copy: the source row copied
+  std::vector<Index> pieces;  ///< mean_of_pieces: the source rows averaged (empty: every source row)
+};
+
+/// Every new token's rows and the shape they give the output.
+struct new_rows_plan {
+  std::vector<new_row> rows;  ///< in id order
+  Index source_rows = 0;      ///< rows of the source's embedding
+  Index output_rows = 0;      ///< rows of the output's: the source's, or past the last new id
+  /// transfer's overlap with missing_ids the helper rows of the `helper` entries alone (empty
+  /// without a helper).
+  vocabulary_overlap synthesis_overlap;
+
+  /// New ids below source_rows: padding rows of the source that new tokens now name.
+  Index padding_rows_filled() const {
+    return Index(std::count_if(rows.begin(), rows.end(), [&](const new_row& r) { return r.id < source_rows; }));
+  }
+  Index rows_grown() const { return output_rows - source_rows; }
+  Index count(row_origin origin) const {
+    return Index(std::count_if(rows.begin(), rows.end(), [&](const new_row& r) { return r.origin == origin; }));
+  }
+};
+
+/// Where each new token of `extension` takes its rows from.
+/// @param[in] extension    the extension (its written tokens, in id order)
+/// @param[in] source       the source's model before extension: it splits texts into pieces
+/// @param[in] helper_ids   the helper's id of each token it has, by bytes; empty without a helper
+/// @param[in] overlap      transfer's overlap of the pair; null without a helper
+/// @param[in] source_rows  rows of the source's embedding
+inline new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const extend::bpe_table& source,
+                                   const std::unordered_map<std::string, Index>& helper_ids,
+                                   const vocabulary_overlap* overlap, Index source_rows) {
+  new_rows_plan plan;
+  plan.source_rows = plan.output_rows = source_rows;
+  std::vector<Index> missing;
+  for (const extend::written_token& token : extension.written) {
+    new_row row;
+    row.id = token.id;
+    plan.output_rows = std::max(plan.output_rows, row.id + 1);
+    const auto helper = token.requested ? helper_ids.find(token.bytes) : helper_ids.end();
+    if (overlap && helper != helper_ids.end()) {
+      row.helper_id = helper->second;
+      const auto at = std::lower_bound(overlap->target_ids.begin(), overlap->target_ids.end(), row.helper_id);
+      if (at != overlap->target_ids.end() && *at == row.helper_id) {
+        row.origin = row_origin::source_copy;
+        row.source_id = overlap->source_ids[std::size_t(at - overlap->target_ids.begin())];
+      } else {
+        row.origin = row_origin::helper;
+        missing.push_back(row.helper_id);
+      }
+    } else {
+      for (const extend::token_id piece : source.encode(extension.table.token(token.id))) row.pieces.push_back(piece);
+    }
+    plan.rows.push_back(std::move(row));
+  }
+  if (overlap) {
+    plan.synthesis_overlap = *overlap;
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    plan.synthesis_overlap.missing_ids = std::move(missing);
+    plan.synthesis_overlap.unnamed_ids.clear();
+  }
+  return plan;
+}
+
+namespace detail {
+
+/// Bytes of one row of `m`.
+inline std::size_t row_bytes(const embedding_matrix& m) {
+  return std::size_t(m.cols()) * clp::element_size(m.view().type());
+}
+
+/// Row `row` of `from` into row `to_row` of `to` (same dtype and width).
+inline void copy_row(const embedding_matrix& from, Index row, const embedding_matrix& to, Index to_row) {
+  const std::size_t bytes = row_bytes(from);
+  std::memcpy(static_cast<char*>(to.output_view().data()) + std::size_t(to_row) * bytes,
+              static_cast<const char*>(from.bytes()) + std::size_t(row) * bytes, bytes);
+}
+
+/// Row `to_row` of `to` = the mean of rows `rows` of `from` (every row when empty), summed in
+/// double and rounded once to the dtype.
+inline void mean_row(const embedding_matrix& from, const std::vector<Index>& rows, const embedding_matrix& to,
+                     Index to_row) {
+  clp::visit_element_type(from.view().type(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const auto as_double = [](T x) {
+      if constexpr (std::is_same_v<T, double>)
+        return x;
+      else
+        return static_cast<double>(static_cast<float>(x));
+    };
+    const Index cols = from.cols();
+    const auto* values = static_cast<const T*>(from.bytes());
+    std::vector<double> sum(std::size_t(cols), 0.0);
+    const Index count = rows.empty() ? from.rows() : Index(rows.size());
+    for (Index i = 0; i < count; ++i) {
+      const T* row = values + (rows.empty() ? i : rows[std::size_t(i)]) * cols;
+      for (Index c = 0; c < cols; ++c) sum[std::size_t(c)] += as_double(row[c]);
+    }
+    T* out = static_cast<T*>(to.output_view().data()) + to_row * cols;
+    for (Index c = 0; c < cols; ++c) {
+      const double mean = sum[std::size_t(c)] / double(count);
+      if constexpr (std::is_same_v<T, double>)
+        out[c] = mean;
+      else
+        out[c] = T(static_cast<float>(mean));
+    }
+  });
+}
+
+}  // namespace detail
+
+/// The output's rows that need no synthesis: the source's rows [0, source_rows) copied as they
+/// are, then each source_copy and mean_of_pieces row of `plan`; in the embedding and in each
+/// transferred tensor. Screens the source rows a mean reads first.
+/// @param[in]  source  the source's embedding and transferred tensors, #plan.source_rows each
+/// @param[out] out     allocate_outputs(source, plan.output_rows)
+inline void write_kept_and_averaged_rows(const loaded_model& source, const new_rows_plan& plan,
+                                         synthesised_embeddings& out, int threads) {
+  std::vector<const embedding_matrix*> from{&source.embedding};
+  std::vector<const embedding_matrix*> to{&out.embedding};
+  for (std::size_t i = 0; i < source.transferred.size(); ++i) {
+    from.push_back(&source.transferred[i].source);
+    to.push_back(&out.transferred[i]);
+  }
+  std::vector<Index> read;
+  for (const new_row& row : plan.rows) read.insert(read.end(), row.pieces.begin(), row.pieces.end());
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  for (const embedding_matrix* m : from) require_finite(*m, read, threads);
+  for (std::size_t m = 0; m < from.size(); ++m) {
+    std::memcpy(to[m]->output_view().data(), from[m]->bytes(), from[m]->byte_size());
+    for (const new_row& row : plan.rows) {
+      if (row.origin == row_origin::source_copy) detail::copy_row(*from[m], row.source_id, *to[m], row.id);
+      if (row.origin == row_origin::mean_of_pieces) detail::mean_row(*from[m], row.pieces, *to[m], row.id);
+    }
+  }
+}
+
+/// Copies rows the engine made in a helper-shaped matrix (#helper rows) to their ids in the
+/// output as the engine finishes them, and hands the helper-shaped rows' memory back: the
+/// synthesis's rows_finished (output_rows_watch::finished).
+class helper_row_copier {
+ public:
+  /// @param[in] plan     its helper entries are copied
+  /// @param[in] scratch  the engine's output, #helper rows (allocate_outputs)
+  /// @param[out] out     the output matrices, #plan.output_rows
+  helper_row_copier(const new_rows_plan& plan, synthesised_embeddings& scratch, synthesised_embeddings& out)
+      : scratch_(scratch), out_(out) {
+    for (const new_row& row : plan.rows)
+      if (row.origin == row_origin::helper) order_.emplace_back(row.helper_id, row.id);
+    std::sort(order_.begin(), order_.end());
+  }
+
+  /// Rows [0, end) of the scratch matrices are final.
+  void rows_finished(Index end) {
+    for (; next_ < order_.size() && order_[next_].first < end; ++next_) {
+      const auto [helper_id, id] = order_[next_];
+      detail::copy_row(scratch_.embedding, helper_id, out_.embedding, id);
+      for (std::size_t i = 0; i < out_.transferred.size(); ++i)
+        detail::copy_row(scratch_.transferred[i], helper_id, out_.transferred[i], id);
+    }
+    if (end <= released_) return;
+    const auto release = [&](embedding_matrix& m) {
+      const std::size_t row = detail::row_bytes(m);
+      m.release_pages(std::size_t(released_) * row, std::size_t(end - released_) * row);
+    };
+    release(scratch_.embedding);
+    for (embedding_matrix& m : scratch_.transferred) release(m);
+    released_ = end;
+  }
+
+ private:
+  synthesised_embeddings& scratch_;
+  synthesised_embeddings& out_;
+  std::vector<std::pair<Index, Index>> order_;  ///< (helper row, output id), by helper row
+  std::size_t next_ = 0;
+  Index released_ = 0;  ///< scratch rows whose memory was handed back
+};
+
+}  // namespace clp_transfer
