@@ -200,13 +200,14 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
                o.extension.new_character_count(), o.extension.already_present.size(), o.extension.left_out.size());
   for (const auto& [reason, count] : left_out_reasons(o.extension))
     std::fprintf(stderr, "    left out %5zu  %s\n", count, reason.c_str());
-  std::fprintf(stderr,
-               "  rows               %td: %td padding rows filled, %td grown\n"
-               "  new rows           %td from the helper, %s; %td copied from the source; %td the mean of their "
-               "pieces\n",
-               o.rows.output_rows, o.rows.padding_rows_filled(), o.rows.rows_grown(), o.rows.count(row_origin::helper),
-               o.helper_rows_made().c_str(), o.rows.count(row_origin::source_copy),
-               o.rows.count(row_origin::mean_of_pieces));
+  std::fprintf(stderr, "  rows               %td: %td padding rows filled, %td grown\n", o.rows.output_rows,
+               o.rows.padding_rows_filled(), o.rows.rows_grown());
+  if (o.matching)
+    std::fprintf(stderr,
+                 "  new rows           %td from the helper, %s; %td copied from the source (transfer's pairs)\n",
+                 o.rows.count(row_origin::helper), o.helper_rows_made().c_str(), o.rows.count(row_origin::source_copy));
+  std::fprintf(stderr, "  mean of pieces     %td new rows (%s)\n", o.rows.count(row_origin::mean_of_pieces),
+               o.matching ? "intermediates and tokens the helper lacks" : "no helper");
   std::fprintf(stderr, "  drift              %zu of %zu words of the %s change ids (%.2f%%)\n", o.drift.changed,
                o.drift.words, o.request.probe.empty() ? "built-in English probe" : o.request.probe.c_str(),
                100 * o.drift.share());

@@ -62,11 +62,10 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
   const std::optional<io::vocabulary_source> found = io::find_vocabulary_file(folder);
   if (!found) io::no_vocabulary_file(folder);
   if (found->format != io::vocabulary_format::tokenizer_json)
-    extend::unsupported(
-        found->file.string(),
-        "is " + detail::format_words(found->format) +
-            ", which cannot be extended: extend writes BPE merges into a tokenizer.json (WordPiece vocab.txt "
-            "and SentencePiece sources are not supported yet)");
+    extend::unsupported(found->file.string(),
+                        detail::format_words(found->format) +
+                            " cannot be extended: extend writes BPE merges into a tokenizer.json (WordPiece vocab.txt "
+                            "and SentencePiece sources are not supported yet)");
   source_tokenizer tokenizer;
   tokenizer.file = found->file;
   tokenizer.document = extend::parse_ordered_json(io::read_text_file(found->file), found->file.string());
