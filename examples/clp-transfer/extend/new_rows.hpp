@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -167,72 +168,93 @@ inline void mean_row(const embedding_matrix& from, const std::vector<Index>& row
 
 }  // namespace detail
 
-/// The output's rows that need no synthesis: the source's rows [0, source_rows) copied as they
-/// are, then each source_copy and mean_of_pieces row of `plan`; in the embedding and in each
-/// transferred tensor. Screens the source rows a mean reads first.
-/// @param[in]  source  the source's embedding and transferred tensors, #plan.source_rows each
-/// @param[out] out     allocate_outputs(source, plan.output_rows)
-inline void write_kept_and_averaged_rows(const loaded_model& source, const new_rows_plan& plan,
-                                         synthesised_embeddings& out, int threads) {
-  std::vector<const embedding_matrix*> from{&source.embedding};
-  std::vector<const embedding_matrix*> to{&out.embedding};
-  for (std::size_t i = 0; i < source.transferred.size(); ++i) {
-    from.push_back(&source.transferred[i].source);
-    to.push_back(&out.transferred[i]);
-  }
-  std::vector<Index> read;
-  for (const new_row& row : plan.rows) read.insert(read.end(), row.pieces.begin(), row.pieces.end());
-  std::sort(read.begin(), read.end());
-  read.erase(std::unique(read.begin(), read.end()), read.end());
-  for (const embedding_matrix* m : from) require_finite(*m, read, threads);
-  for (std::size_t m = 0; m < from.size(); ++m) {
-    std::memcpy(to[m]->output_view().data(), from[m]->bytes(), from[m]->byte_size());
-    for (const new_row& row : plan.rows) {
-      if (row.origin == row_origin::source_copy) detail::copy_row(*from[m], row.source_id, *to[m], row.id);
-      if (row.origin == row_origin::mean_of_pieces) detail::mean_row(*from[m], row.pieces, *to[m], row.id);
-    }
-  }
-}
-
-/// Copies rows the engine made in a helper-shaped matrix (#helper rows) to their ids in the
-/// output as the engine finishes them, and hands the helper-shaped rows' memory back: the
-/// synthesis's rows_finished (output_rows_watch::finished).
-class helper_row_copier {
+/// Writes the output matrices (the embedding and each transferred tensor, #plan.output_rows) in
+/// row order, as far as they can be written, and says how far they are final, so that the write
+/// phase takes them and their memory goes back as the engine goes (weights_output): each row is
+/// the source's (a row below source_rows that no new token takes), a copy of a source row, the
+/// mean of its pieces, or the engine's row for a helper token, copied from the helper-shaped
+/// matrix the engine writes once the engine has finished it.
+class extended_rows_writer {
  public:
-  /// @param[in] plan     its helper entries are copied
-  /// @param[in] scratch  the engine's output, #helper rows (allocate_outputs)
-  /// @param[out] out     the output matrices, #plan.output_rows
-  helper_row_copier(const new_rows_plan& plan, synthesised_embeddings& scratch, synthesised_embeddings& out)
-      : scratch_(scratch), out_(out) {
-    for (const new_row& row : plan.rows)
-      if (row.origin == row_origin::helper) order_.emplace_back(row.helper_id, row.id);
-    std::sort(order_.begin(), order_.end());
+  /// Screens the source rows the means read (throwing as require_finite does); writes nothing.
+  /// @param[in]  source    the source's embedding and transferred tensors, #plan.source_rows each
+  /// @param[out] out       allocate_outputs(source, plan.output_rows)
+  /// @param[in]  finished  called with an increasing `end` once rows [0, end) of `out` are final
+  ///                       (weights_output::rows_finished)
+  extended_rows_writer(const loaded_model& source, const new_rows_plan& plan, synthesised_embeddings& out,
+                       std::function<void(Index end)> finished, int threads)
+      : plan_(plan),
+        finished_(std::move(finished)),
+        by_id_(std::size_t(plan.output_rows), nullptr),
+        copied_(std::size_t(plan.output_rows), false) {
+    from_.push_back(&source.embedding);
+    to_.push_back(&out.embedding);
+    for (std::size_t i = 0; i < source.transferred.size(); ++i) {
+      from_.push_back(&source.transferred[i].source);
+      to_.push_back(&out.transferred[i]);
+    }
+    std::vector<Index> read;
+    for (const new_row& row : plan.rows) {
+      by_id_[std::size_t(row.id)] = &row;
+      if (row.origin == row_origin::helper) helper_order_.emplace_back(row.helper_id, row.id);
+      read.insert(read.end(), row.pieces.begin(), row.pieces.end());
+    }
+    std::sort(helper_order_.begin(), helper_order_.end());
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    for (const embedding_matrix* m : from_) require_finite(*m, read, threads);
   }
 
-  /// Rows [0, end) of the scratch matrices are final.
-  void rows_finished(Index end) {
-    for (; next_ < order_.size() && order_[next_].first < end; ++next_) {
-      const auto [helper_id, id] = order_[next_];
-      detail::copy_row(scratch_.embedding, helper_id, out_.embedding, id);
-      for (std::size_t i = 0; i < out_.transferred.size(); ++i)
-        detail::copy_row(scratch_.transferred[i], helper_id, out_.transferred[i], id);
+  /// Writes rows from the last final one on up to the first helper row not copied yet (all of
+  /// them once every helper row is), and tells `finished` when that moves the end.
+  void advance() {
+    const Index start = final_;
+    for (; final_ < plan_.output_rows; ++final_) {
+      const new_row* row = by_id_[std::size_t(final_)];
+      if (row && row->origin == row_origin::helper && !copied_[std::size_t(final_)]) break;
+      for (std::size_t m = 0; m < from_.size(); ++m) {
+        if (!row)
+          detail::copy_row(*from_[m], final_, *to_[m], final_);
+        else if (row->origin == row_origin::source_copy)
+          detail::copy_row(*from_[m], row->source_id, *to_[m], final_);
+        else if (row->origin == row_origin::mean_of_pieces)
+          detail::mean_row(*from_[m], row->pieces, *to_[m], final_);
+      }
     }
-    if (end <= released_) return;
-    const auto release = [&](embedding_matrix& m) {
-      const std::size_t row = detail::row_bytes(m);
-      m.release_pages(std::size_t(released_) * row, std::size_t(end - released_) * row);
-    };
-    release(scratch_.embedding);
-    for (embedding_matrix& m : scratch_.transferred) release(m);
-    released_ = end;
+    if (final_ > start) finished_(final_);
+  }
+
+  /// The synthesis's rows_finished (output_rows_watch::finished) over `scratch`, the engine's
+  /// helper-shaped output: rows [0, end) of it are final. Copies the helper rows among them to
+  /// their ids, hands their memory back, and advances.
+  void helper_rows_finished(synthesised_embeddings& scratch, Index end) {
+    std::vector<embedding_matrix*> made{&scratch.embedding};
+    for (embedding_matrix& m : scratch.transferred) made.push_back(&m);
+    for (; next_helper_ < helper_order_.size() && helper_order_[next_helper_].first < end; ++next_helper_) {
+      const auto [helper_id, id] = helper_order_[next_helper_];
+      for (std::size_t m = 0; m < made.size(); ++m) detail::copy_row(*made[m], helper_id, *to_[m], id);
+      copied_[std::size_t(id)] = true;
+    }
+    for (embedding_matrix* m : made)
+      if (end > released_)
+        m->release_pages(std::size_t(released_) * detail::row_bytes(*m),
+                         std::size_t(end - released_) * detail::row_bytes(*m));
+    released_ = std::max(released_, end);
+    advance();
   }
 
  private:
-  synthesised_embeddings& scratch_;
-  synthesised_embeddings& out_;
-  std::vector<std::pair<Index, Index>> order_;  ///< (helper row, output id), by helper row
-  std::size_t next_ = 0;
-  Index released_ = 0;  ///< scratch rows whose memory was handed back
+  const new_rows_plan& plan_;
+  std::function<void(Index end)> finished_;
+  std::vector<const embedding_matrix*> from_;
+  std::vector<const embedding_matrix*> to_;
+  /// The new row of each output row; null: a source row (new ids leave no gap past source_rows).
+  std::vector<const new_row*> by_id_;
+  std::vector<std::pair<Index, Index>> helper_order_;  ///< (helper row, output id), by helper row
+  std::vector<bool> copied_;                           ///< by output row: a helper row copied there
+  std::size_t next_helper_ = 0;
+  Index released_ = 0;  ///< rows of the helper-shaped matrices whose memory was handed back
+  Index final_ = 0;     ///< output rows [0, final_) are written
 };
 
 }  // namespace clp_transfer

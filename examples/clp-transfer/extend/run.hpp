@@ -90,17 +90,16 @@ inline void measure_probes(const request_texts& texts, const source_tokenizer& t
   outcome.fertility = f;
 }
 
-/// Makes the rows of the plan's helper entries with the engine, on transfer's overlap, and copies
-/// each to its id in `out` as it is finished (helper_row_copier).
+/// Makes the rows of the plan's helper entries with the engine, on transfer's overlap, each
+/// copied to its id as the engine finishes it (extended_rows_writer).
 inline void synthesise_helper_rows(const loaded_models& models, const new_rows_plan& plan,
                                    const synthesis_choice& synthesis, progress_reporter& progress,
-                                   synthesised_embeddings& out, std::optional<clp::synthesis_report>& report,
+                                   extended_rows_writer& rows, std::optional<clp::synthesis_report>& report,
                                    std::optional<clp::held_out_scores>& held_out) {
   if (plan.count(row_origin::helper) == 0) return;
   synthesised_embeddings scratch = allocate_outputs(models.source, models.helper.embedding.rows());
-  helper_row_copier copier(plan, scratch, out);
   synthesise(models.source, models.helper.embedding, plan.synthesis_overlap, synthesis, progress, scratch,
-             {{}, [&](Index end) { copier.rows_finished(end); }});
+             {{}, [&](Index end) { rows.helper_rows_finished(scratch, end); }});
   report = scratch.report;
   held_out = scratch.held_out;
 }
@@ -150,11 +149,12 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   io::staging_directory staging(target.folder);
   synthesised_embeddings out = allocate_outputs(source, plan.output_rows);
   weights_output weights(staging.path(), durable, source, out);
-  write_kept_and_averaged_rows(source, plan, out, synthesis.execution.threads);
+  extended_rows_writer rows(
+      source, plan, out, [&](Index end) { weights.rows_finished(end); }, synthesis.execution.threads);
+  rows.advance();
   std::optional<clp::synthesis_report> report;
   std::optional<clp::held_out_scores> held_out;
-  if (models.pair) detail::synthesise_helper_rows(*models.pair, plan, synthesis, progress, out, report, held_out);
-  weights.rows_finished(plan.output_rows);
+  if (models.pair) detail::synthesise_helper_rows(*models.pair, plan, synthesis, progress, rows, report, held_out);
   seconds.synthesize = progress.end();
 
   progress.begin("write");
