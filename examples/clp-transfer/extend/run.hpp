@@ -17,6 +17,7 @@
 #include "extend/extend_report.hpp"
 #include "extend/extended_config.hpp"
 #include "extend/extension.hpp"
+#include "extend/id_order.hpp"
 #include "extend/new_rows.hpp"
 #include "extend/read_source_model.hpp"
 #include "extend/source_tokenizer.hpp"
@@ -52,14 +53,16 @@ struct extend_tokenizer {
 
 namespace detail {
 
-/// Chooses the tokens, extends the source's BPE model and plans every new row; refuses an
-/// extension that would add nothing, naming the source's tokenizer.
+/// Chooses the tokens, extends the source's BPE model, gives the new ids out in the helper's
+/// order (id_order.hpp) and plans every new row; refuses an extension that would add nothing,
+/// naming the source's tokenizer.
 inline extend_tokenizer extend_source_tokenizer(const extend_request& request, const request_texts& texts,
                                                 const source_tokenizer& tokenizer, const extend_models& models) {
   chosen_tokens chosen =
       choose_new_tokens(request, texts, tokenizer, models.pair ? &models.pair->helper.checkpoint : nullptr);
   extend::bpe_extension extension =
       extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model));
+  extension = in_helper_order(std::move(extension), chosen.helper_ids);
   if (extension.written.empty()) {
     std::string why = std::to_string(chosen.bytes.size()) + " tokens asked for, " +
                       std::to_string(extension.already_present.size()) + " already present, " +
