@@ -9,8 +9,8 @@
 /// entry point: source first, output last (before the seed).
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/rows.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>

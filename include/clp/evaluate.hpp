@@ -14,10 +14,10 @@
 /// the transfer's own diagnostics of the real missing rows (negative sums, inflated rows).
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_pass.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/matrices/validation.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_pass.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
@@ -274,8 +274,7 @@ std::vector<evaluation> evaluate_split(const std::vector<std::pair<std::string, 
                                        const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
                                        const std::vector<Policy>& policies, const whole_overlap& whole,
                                        const std::vector<Index>& held_out, int threads,
-                                       const synthesis_options& synthesis, split_memory& memory,
-                                       const char* context) {
+                                       const synthesis_options& synthesis, split_memory& memory, const char* context) {
   const vocabulary_overlap kept = kept_overlap(overlap, held_out);
   const Index held = Index(held_out.size());
   const std::vector<Index> positions = kept_positions(overlap.size(), held_out);
@@ -288,8 +287,8 @@ std::vector<evaluation> evaluate_split(const std::vector<std::pair<std::string, 
       const auto& [name, view] = sources[p];
       float* const rows = memory.compact[j][p].reserve(std::size_t(held * view.cols()));
       std::fill(rows, rows + held * view.cols(), 0.0f);
-      jobs[j].pairs.push_back({view, matrix_view<void>(matrix_view<float>(rows, held, view.cols())), name,
-                               name + " held out"});
+      jobs[j].pairs.push_back(
+          {view, matrix_view<void>(matrix_view<float>(rows, held, view.cols())), name, name + " held out"});
     }
   }
   if (whole.moments != nullptr)

@@ -16,7 +16,7 @@
 /// exact, never with a #vocab by #vocab matrix in memory, and bit-identical for any thread count
 /// and tile budget, and so is the result.
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/validation.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
@@ -71,9 +71,9 @@ inline knn_overlap_result knn_overlap(const matrix_view<const void>& a, const ma
   check_searchable(a, "a", options.k, context);
   check_searchable(b, "b", options.k, context);
   if (a.rows() != b.rows())
-    throw invalid_argument(error_facts::in(context).with_argument("b"), "has " + std::to_string(b.rows()) + " rows but 'a' has " +
-                                                               std::to_string(a.rows()) +
-                                                               " (both must hold the same vocabulary)");
+    throw invalid_argument(error_facts::in(context).with_argument("b"),
+                           "has " + std::to_string(b.rows()) + " rows but 'a' has " + std::to_string(a.rows()) +
+                               " (both must hold the same vocabulary)");
   check_queries(queries, a.rows(), context);
   require_finite_matrix(a, "a", options.threads, context);
   require_finite_matrix(b, "b", options.threads, context);

@@ -244,9 +244,9 @@ namespace detail {
 /// The refusal of make_view for a std::vector whose size is not rows * cols.
 inline void check_vector_shape(std::size_t size, Index rows, Index cols) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != size)
-    throw invalid_argument(error_facts::in("clp::make_view"),
-                           "std::vector of " + std::to_string(size) + " elements cannot be viewed as " +
-                               std::to_string(rows) + " x " + std::to_string(cols));
+    throw invalid_argument(error_facts::in("clp::make_view"), "std::vector of " + std::to_string(size) +
+                                                                  " elements cannot be viewed as " +
+                                                                  std::to_string(rows) + " x " + std::to_string(cols));
 }
 }  // namespace detail
 

@@ -15,10 +15,10 @@
 /// "larger cosine, then lower id" does not depend on the order candidates arrive in, so the
 /// neighbours are bit-identical for any thread count and tile budget.
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/tiling.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>
@@ -173,7 +173,8 @@ inline void check_searchable(const matrix_view<const void>& x, const char* name,
   if (x.rows() < 1 || x.cols() < 1)
     throw invalid_argument(error_facts::in(context).with_argument(name),
                            "is empty (" + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + ")");
-  if (k < 1) throw invalid_argument(error_facts::in(context).with_argument("k"), "must be at least 1, got " + std::to_string(k));
+  if (k < 1)
+    throw invalid_argument(error_facts::in(context).with_argument("k"), "must be at least 1, got " + std::to_string(k));
   if (k >= x.rows())
     throw invalid_argument(error_facts::in(context).with_argument("k"),
                            "is " + std::to_string(k) + " but must be smaller than the " + std::to_string(x.rows()) +

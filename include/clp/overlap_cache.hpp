@@ -15,9 +15,9 @@
 ///     options.cache = cache;   // in each call's options
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/vocabulary_overlap.hpp>

@@ -22,7 +22,7 @@
 /// - `helper_rows`: `max_neighbours`, `double tolerance` and `std::size_t max_gram_bytes`; no
 ///   call: the engine runs its pursuit over the overlap's helper rows.
 /// - `linear_map`: `double lambda`; no call: the engine fits one least-squares map per source,
-///   e_t = h_t W (<clp/detail/linear_map.hpp>), and forms no cosines unless asked for
+///   e_t = h_t W (<clp/detail/synthesis/linear_map.hpp>), and forms no cosines unless asked for
 ///   neighbour norms (least_squares_map::norm_neighbours).
 ///
 /// Either result may say that a row cannot be weighted (scale 0, or no pairs): the row then
@@ -35,7 +35,7 @@
 /// times P = sum_j n_j a_j^T, computed once); a neighbour list reads only its chosen source
 /// rows. A new kind of input is an enumerator here with its call shape in detail::takes_input,
 /// and one row of the engine's table of stages (detail::stages_for in
-/// <clp/detail/synthesis_plan.hpp>); no policy is admitted by its name. A caller's similarity
+/// <clp/detail/synthesis/synthesis_plan.hpp>); no policy is admitted by its name. A caller's similarity
 /// product of lower precision (<clp/similarity_product.hpp>) serves only the neighbour lists,
 /// the one input whose largest cosines rescoring in float32 restores.
 ///

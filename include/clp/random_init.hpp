@@ -7,7 +7,7 @@
 /// ("transfer without a helper model", a fresh random start) are ready made in
 /// <clp/baselines.hpp>.
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/rows.hpp>
+#include <clp/detail/matrices/rows.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
@@ -30,7 +30,8 @@ struct column_statistics {
 template <class Matrix>
 column_statistics column_statistics_of(const Matrix& matrix) {
   const matrix_view<const void> v = make_view(matrix);
-  if (v.rows() < 1) throw invalid_argument(error_facts::in("clp::column_statistics_of").with_argument("matrix"), "has no rows");
+  if (v.rows() < 1)
+    throw invalid_argument(error_facts::in("clp::column_statistics_of").with_argument("matrix"), "has no rows");
   const std::size_t cols = std::size_t(v.cols());
   column_statistics stats{std::vector<double>(cols, 0.0), std::vector<double>(cols, 0.0)};
   std::vector<float> row(cols);
@@ -79,7 +80,8 @@ inline void check_random_rows(const column_statistics& stats, const matrix_view<
     if (r < 0)
       throw invalid_argument(error_facts::in(context).with_argument("rows"),
                              "id " + std::to_string(r) + " is not one of" + rows_of_output);
-    if (r >= out.rows()) throw invalid_argument(error_facts::in(context).with_argument("rows").at_row(r), "is outside" + rows_of_output);
+    if (r >= out.rows())
+      throw invalid_argument(error_facts::in(context).with_argument("rows").at_row(r), "is outside" + rows_of_output);
   }
 }
 

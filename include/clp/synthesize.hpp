@@ -40,8 +40,8 @@
 /// source first.
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_pass.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_pass.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/execution.hpp>

@@ -8,8 +8,8 @@
 /// that two model families that spell bytes differently (see <clp/token_bytes.hpp>) meet.
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/string_index.hpp>
-#include <clp/detail/vocabulary_entries.hpp>
+#include <clp/detail/vocabulary/string_index.hpp>
+#include <clp/detail/vocabulary/vocabulary_entries.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/token_bytes.hpp>

@@ -182,7 +182,7 @@ struct sparsemax_weights {
 /// dependent on the chosen ones; a row with no token chosen falls back to the mean.
 /// Unlike the other policies it needs the overlapping helper rows, not only a cosine row: it
 /// declares weighting_input::helper_rows, and the synthesis runs the pursuit with its k,
-/// tolerance and Gram budget (<clp/detail/pursuit.hpp>), so it has no call operator. When the
+/// tolerance and Gram budget (<clp/detail/synthesis/pursuit.hpp>), so it has no call operator. When the
 /// Gram matrix of the overlapping helper
 /// rows (|overlap|^2 floats) fits in `max_gram_bytes` it is computed once and each step costs
 /// |overlap| x (tokens chosen) per row (Batch-OMP); otherwise each step is one product of the
@@ -281,7 +281,8 @@ inline weighting make_weighting(const std::string& name, std::optional<Index> gi
   if (lambda && !std::isfinite(*lambda)) refuse("lambda must be finite, got " + std::to_string(*lambda));
   if (name == "omp") return omp_weights{k};
   if (name == "least-squares") return least_squares_map{lambda.value_or(least_squares_map::automatic)};
-  if (name == "ridge") refuse("unknown weighting 'ridge': the ridge map from the helper's space is named 'least-squares'");
+  if (name == "ridge")
+    refuse("unknown weighting 'ridge': the ridge map from the helper's space is named 'least-squares'");
   refuse("unknown weighting '" + name +
          "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax, omp or least-squares)");
   return {};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// clp::least_squares_map (<clp/weights.hpp>, fitted by <clp/detail/linear_map.hpp>): the
+// clp::least_squares_map (<clp/weights.hpp>, fitted by <clp/detail/synthesis/linear_map.hpp>): the
 // synthesised rows against the normal equations solved in double (tests/support/oracle.hpp), on
 // every layout and element type; the GCV choice of lambda against GCV computed by brute force;
 // rank-deficient and one-token overlaps, lambda = 0, untied heads, and bit-identity across

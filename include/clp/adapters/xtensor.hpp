@@ -41,8 +41,8 @@ matrix_view<Element> view_xtensor(Container& m) {
   if (rows <= 1 || s0 == 1)
     return matrix_view<Element>(m.data(), rows, cols, cols <= 1 ? rows : s1, storage_order::column_major);
   throw unsupported_layout(error_facts::in("clp::make_view"), "an xtensor container with strides (" +
-                                                                       std::to_string(s0) + ", " + std::to_string(s1) +
-                                                                       ") cannot be viewed without a copy");
+                                                                  std::to_string(s0) + ", " + std::to_string(s1) +
+                                                                  ") cannot be viewed without a copy");
 }
 
 }  // namespace detail

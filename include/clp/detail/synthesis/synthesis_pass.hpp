@@ -18,17 +18,17 @@
 // all), the blocks, and the reports.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/block_engine.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/overlap_scan.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/rescoring.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/block_engine.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/overlap_scan.hpp>
+#include <clp/detail/synthesis/rescoring.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/overlap_cache.hpp>
 #include <clp/parallel.hpp>

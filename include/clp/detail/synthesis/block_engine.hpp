@@ -9,14 +9,14 @@
 // nowhere else.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/combination.hpp>
-#include <clp/detail/cosines.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/pursuit.hpp>
-#include <clp/detail/rescoring.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/weighing.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/combination.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/pursuit.hpp>
+#include <clp/detail/synthesis/rescoring.hpp>
+#include <clp/detail/synthesis/similarity_product.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
+#include <clp/detail/synthesis/weighing.hpp>
 #include <clp/element_type.hpp>
 #include <clp/similarity_product.hpp>
 #include <clp/weights.hpp>

@@ -7,12 +7,12 @@
 // block it was computed in.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
 #include <clp/element_type.hpp>
 
 #include <Eigen/Core>

@@ -6,8 +6,8 @@
 // here, before any output is written.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/rows.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
