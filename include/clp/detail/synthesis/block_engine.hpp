@@ -38,9 +38,9 @@ inline std::pair<Index, Index> block_stretch(const block_context& context, Index
           next >= Index(missing.size()) ? context.rows.last : missing[std::size_t(next)]};
 }
 
-/// The block's similarities, once for every job of a pass: its normalised queries and, when a
-/// job reads them, their cosines with the overlap, by the caller's product (with each row's
-/// bound) or the library's float32 product. `context` is any job's: the fields this reads (the
+/// The block's similarity product, once for every job of a pass: its normalised queries and,
+/// when a job reads them, their cosines with the overlap, by the caller's product (with each
+/// row's bound) or the library's float32 product. `context` is any job's: the fields this reads (the
 /// helper, the overlap, the plan's block height, residency and widths, the helper panels and
 /// norms) are the pass's.
 inline void form_similarities(const block_context& context, block_rows rows, const similarity_buffers& buffers,

@@ -3,9 +3,10 @@
 
 // Internal, synthesis: a pass, the engine's one loop over blocks of missing rows. A pass runs
 // one or more jobs, each a policy with its (source, output) pairs, over the same missing rows:
-// each block's normalised queries and its cosines with the overlap, the one large product of
-// most weightings, are formed once and read by every job, so k jobs cost about one product, not
-// k. A synthesis is a pass of one job; clp::synthesize_each and clp::evaluate_each run several.
+// each block's normalised queries and its similarity product (their cosines with the overlap,
+// most of a weighting's cost) are formed once and read by every job, so k jobs cost about one
+// product, not k. A synthesis is a pass of one job; clp::synthesize_each and clp::evaluate_each
+// run several.
 // Every job's rows and report come out bit for bit as its own synthesis would make them: a
 // cosine's bits do not depend on the block it is formed in (tiling.hpp), and a job that rewrites
 // its cosines (a dense policy, a pursuit by products) works on a copy when a later job reads them.
