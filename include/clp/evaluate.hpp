@@ -136,10 +136,10 @@ evaluation evaluate(const Source& source, const Helper& helper, const vocabulary
 
 /// Scores every weighting of `policies` on options.splits splits (seeds options.seed, seed + 1,
 /// ...), as evaluate scores one weighting on one, in one pass per split: the held-out rows'
-/// cosines with the kept ones are formed once for every weighting (the similarity product is most
-/// of a weighting's cost), and what the splits share is prepared once over the whole overlap (for
-/// omp the overlap's Gram matrix, for least-squares maps the overlap's moments, of which each
-/// split takes its part). Each result is bit for bit what evaluate gives for that weighting and
+/// similarity product with the kept ones (most of a weighting's cost) is formed once for every
+/// weighting, and what the splits share is prepared once over the whole overlap (for omp the
+/// overlap's Gram matrix, for least-squares maps the overlap's moments, of which each split
+/// takes its part). Each result is bit for bit what evaluate gives for that weighting and
 /// seed alone.
 ///     clp::evaluate_each(source, helper, overlap, {clp::top_k_weights{}, clp::least_squares_map{}})
 /// @param[in] policies  the weightings, in the order of the results (at least one)
@@ -152,7 +152,7 @@ std::vector<std::vector<evaluation>> evaluate_each(const Source& source, const H
                                                    const std::vector<weighting>& policies,
                                                    const evaluation_options& options = {}) {
   return detail::score_every_split(make_view(source), make_view(helper), overlap, more, policies, options,
-                                "clp::evaluate_each");
+                                   "clp::evaluate_each");
 }
 
 /// As above, on the embedding alone.

@@ -45,8 +45,8 @@ struct split_memory {
 /// The jobs of a split's pass, one per policy, each writing every source's held-out rows to its
 /// compact matrices in `memory`.
 template <class Policy>
-std::vector<pass_job<Policy>> split_jobs(const named_sources& sources, const std::vector<Policy>& policies,
-                                         Index held, split_memory& memory) {
+std::vector<pass_job<Policy>> split_jobs(const named_sources& sources, const std::vector<Policy>& policies, Index held,
+                                         split_memory& memory) {
   memory.compact.resize(policies.size());
   std::vector<pass_job<Policy>> jobs;
   for (std::size_t j = 0; j < policies.size(); ++j) {

@@ -42,7 +42,7 @@ inline Index shared_ids(const Index* a, const Index* b, Index k, std::vector<Ind
 
 /// knn_overlap of the views a and b over the query rows `queries`.
 inline knn_overlap_result neighbourhood_overlap(const matrix_view<const void>& a, const matrix_view<const void>& b,
-                                      const std::vector<Index>& queries, const knn_options& options) {
+                                                const std::vector<Index>& queries, const knn_options& options) {
   constexpr const char* context = "clp::knn_overlap";
   check_searchable(a, "a", options.k, context);
   check_searchable(b, "b", options.k, context);

@@ -200,8 +200,7 @@ inline vocabulary_overlap intersect_entries(const checked_vocabulary& source, co
   vocabulary_overlap result;
   result.source_vocab_size = static_cast<Index>(source.entries.size());
   result.target_vocab_size = static_cast<Index>(target_entries.size());
-  std::vector<matched_pair> pairs =
-      match_tokens(source, target_entries, options, result.shared_strings);
+  std::vector<matched_pair> pairs = match_tokens(source, target_entries, options, result.shared_strings);
   apply_forced_pairs(options, pairs);
   if (pairs.empty() && !options.allow_empty_overlap)
     throw invalid_argument(error_facts::in("clp::intersect_vocabularies"),
@@ -213,8 +212,7 @@ inline vocabulary_overlap intersect_entries(const checked_vocabulary& source, co
   for (const auto& entry : target_entries) max_target_id = std::max(max_target_id, entry.second);
   for (const forced_pair& f : options.forced_pairs) max_target_id = std::max(max_target_id, f.target_id);
   record_pairs(std::move(pairs), result);
-  record_missing_rows(target_entries, options.target_rows >= 0 ? options.target_rows : max_target_id + 1,
-                              result);
+  record_missing_rows(target_entries, options.target_rows >= 0 ? options.target_rows : max_target_id + 1, result);
   return result;
 }
 
