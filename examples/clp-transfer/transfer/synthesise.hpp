@@ -8,7 +8,6 @@
 #include <clp/baselines.hpp>
 #include <clp/evaluate.hpp>
 #include <clp/synthesize.hpp>
-#include <clp/transfer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -74,8 +73,8 @@ inline clp::synthesis_report transfer_rows(const loaded_models& models, const vo
     more.emplace_back(source.transferred[i].entry.name, source.transferred[i].source.view(),
                       out.transferred[i].output_view());
   return origins_of(models).run([&] {
-    return clp::transfer(source.embedding.view(), models.helper.embedding.view(), overlap, out.embedding.output_view(),
-                         more, args.weighting.policy, options);
+    return clp::synthesize_rows(source.embedding.view(), models.helper.embedding.view(), overlap,
+                                out.embedding.output_view(), more, args.weighting.policy, options);
   });
 }
 
