@@ -9,14 +9,14 @@
 // nowhere else.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/combination.hpp>
-#include <clp/detail/cosines.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/pursuit.hpp>
-#include <clp/detail/rescoring.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/weighing.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/combination.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/pursuit.hpp>
+#include <clp/detail/synthesis/rescoring.hpp>
+#include <clp/detail/synthesis/similarity_product.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
+#include <clp/detail/synthesis/weighing.hpp>
 #include <clp/element_type.hpp>
 #include <clp/similarity_product.hpp>
 #include <clp/weights.hpp>
@@ -38,9 +38,9 @@ inline std::pair<Index, Index> block_stretch(const block_context& context, Index
           next >= Index(missing.size()) ? context.rows.last : missing[std::size_t(next)]};
 }
 
-/// The block's similarities, once for every job of a pass: its normalised queries and, when a
-/// job reads them, their cosines with the overlap, by the caller's product (with each row's
-/// bound) or the library's float32 product. `context` is any job's: the fields this reads (the
+/// The block's similarity product, once for every job of a pass: its normalised queries and,
+/// when a job reads them, their cosines with the overlap, by the caller's product (with each
+/// row's bound) or the library's float32 product. `context` is any job's: the fields this reads (the
 /// helper, the overlap, the plan's block height, residency and widths, the helper panels and
 /// norms) are the pass's.
 inline void form_similarities(const block_context& context, block_rows rows, const similarity_buffers& buffers,

@@ -9,16 +9,16 @@
 // of similarity_product.hpp.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/cosines.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
-#include <clp/detail/weighing.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/similarity_product.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
+#include <clp/detail/synthesis/weighing.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/policy.hpp>

@@ -9,11 +9,11 @@
 // bits do not depend on the thread count.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/rows.hpp>
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>

@@ -7,10 +7,10 @@
 // made block by block with the synthesised rows around them (<clp/synthesize.hpp>).
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>

@@ -6,13 +6,13 @@
 // block to block: the block's similarities, shared by the jobs of a pass, and each job's own.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/overlap_scan.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/overlap_scan.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/similarity_product.hpp>

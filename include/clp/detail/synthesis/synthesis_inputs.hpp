@@ -6,8 +6,8 @@
 // here, before any output is written.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/rows.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
@@ -32,9 +32,18 @@ struct source_output {
   bool report_only = false;
 };
 
-/// Whether a synthesis writes its pairs' outputs (a job of a pass may report only).
-inline bool writes_output(const std::vector<source_output>& pairs) {
-  return std::any_of(pairs.begin(), pairs.end(), [](const source_output& pair) { return !pair.report_only; });
+/// Whether two views are the same matrix: same memory, element type, shape and layout.
+inline bool same_view(const matrix_view<const void>& a, const matrix_view<const void>& b) {
+  return a.data() == b.data() && a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
+         a.outer_stride() == b.outer_stride() && a.order() == b.order();
+}
+
+/// Whether two lists of pairs read the same sources.
+inline bool same_sources(const std::vector<source_output>& a, const std::vector<source_output>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t p = 0; p < a.size(); ++p)
+    if (!same_view(a[p].source, b[p].source)) return false;
+  return true;
 }
 
 /// The most columns a source has: what a row buffer that serves every pair holds.

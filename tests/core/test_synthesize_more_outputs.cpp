@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// clp/transfer.hpp: the one-call transfer is synthesize_rows over all rows, and an untied head
-// gets exactly what a second synthesize_rows call would give it.
+// clp/synthesize.hpp, synthesize_rows with further outputs after `output` (an untied head,
+// matrix_pairs): each gets exactly what its own synthesize_rows call would give it; and the
+// policy's forms (a type, a clp::weighting, none).
 
 #include "fixtures.hpp"
 
-#include <clp/transfer.hpp>
+#include <clp/synthesize.hpp>
 
 #include <doctest/doctest.h>
 
@@ -19,7 +20,7 @@
 using fixtures::error_of;
 
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
-namespace test_transfer {
+namespace test_synthesize_more_outputs {
 namespace {
 
 using row_major = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -27,7 +28,7 @@ using bf16_matrix = Eigen::Matrix<Eigen::bfloat16, Eigen::Dynamic, Eigen::Dynami
 
 constexpr double sentinel = -4321.0;
 
-struct transfer_problem {
+struct outputs_problem {
   oracle::matrix helper = oracle::random_embeddings(600, 24, 1.0, 101);       ///< #target by d_helper
   oracle::matrix source = oracle::random_embeddings(500, 40, 0.5, 102);       ///< #source by d_source
   oracle::matrix source_head = oracle::random_embeddings(500, 28, 0.0, 103);  ///< #source by d_head
@@ -36,56 +37,29 @@ struct transfer_problem {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("transfer: equals synthesize_rows over all rows, and the oracle, on this layout", L,
-                   CLP_TEST_LAYOUTS) {
-  const transfer_problem p;
-  const auto options = fixtures::options(2, 64 << 10);
-  auto helper = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.helper));
-  auto source = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.source));
-  for (const auto& policy : fixtures::every_policy()) {
-    INFO("policy " << fixtures::name_of(policy));
-    L by_transfer(600, 40, sentinel), by_synthesis(600, 40, sentinel);
-    const auto report = clp::transfer(source.get(), helper.get(), p.overlap, by_transfer.get(), policy, options);
-    clp::synthesize_rows(source.get(), helper.get(), p.overlap, by_synthesis.get(), policy, options);
-    const oracle::matrix got = fixtures::values_of(by_transfer, 600, 40);
-    CHECK(got.values == fixtures::values_of(by_synthesis, 600, 40).values);
-    CHECK(report.copied_rows == 230);
-    CHECK(report.synthesized_rows == 370);
-
-    const auto want = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids, p.overlap.missing_ids,
-                                         p.source, fixtures::oracle_policy(policy), 1e-5);
-    std::vector<clp::Index> rows;
-    for (clp::Index t = 0; t < 600; ++t)
-      if (!std::binary_search(want.ambiguous.begin(), want.ambiguous.end(), t)) rows.push_back(t);
-    CHECK(fixtures::max_relative_row_error(got, want.output, rows) <= 1e-5);
-  }
-}
-
-TEST_CASE("transfer: a policy given as a clp::weighting or as its type gives the same rows") {
-  const transfer_problem p;
+TEST_CASE("synthesize_rows: a policy given as a clp::weighting, as its type or not at all") {
+  const outputs_problem p;
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   row_major typed(600, 40), chosen(600, 40);
-  clp::transfer(source, helper, p.overlap, typed, clp::softmax_weights{5, 0.2f}, fixtures::options(1, 1 << 20));
-  clp::transfer(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f),
-                fixtures::options(1, 1 << 20));
+  clp::synthesize_rows(source, helper, p.overlap, typed, clp::softmax_weights{5, 0.2f}, fixtures::options(1, 1 << 20));
+  clp::synthesize_rows(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f),
+                       fixtures::options(1, 1 << 20));
   CHECK(fixtures::same_bits(typed, chosen));
   // The default policy is default_weighting, the map with top-k row norms (k 10), for every
   // entry point; make_weighting("least-squares") names it too.
   static_assert(std::is_same_v<clp::default_weighting, clp::least_squares_map>);
   CHECK(clp::least_squares_map{}.norm_neighbours == 10);
-  row_major by_default(600, 40), named(600, 40), rows_default(600, 40), by_name(600, 40);
-  clp::transfer(source, helper, p.overlap, by_default);
-  clp::transfer(source, helper, p.overlap, named, clp::least_squares_map{clp::least_squares_map::automatic, 10});
-  clp::synthesize_rows(source, helper, p.overlap, rows_default);
-  clp::transfer(source, helper, p.overlap, by_name, clp::make_weighting("least-squares"));
+  row_major by_default(600, 40), named(600, 40), by_name(600, 40);
+  clp::synthesize_rows(source, helper, p.overlap, by_default);
+  clp::synthesize_rows(source, helper, p.overlap, named, clp::least_squares_map{clp::least_squares_map::automatic, 10});
+  clp::synthesize_rows(source, helper, p.overlap, by_name, clp::make_weighting("least-squares"));
   CHECK(fixtures::same_bits(by_default, named));
-  CHECK(fixtures::same_bits(by_default, rows_default));
   CHECK(fixtures::same_bits(by_default, by_name));
 }
 
-TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit for bit", L, CLP_TEST_LAYOUTS) {
-  const transfer_problem p;
+TEST_CASE_TEMPLATE("synthesize_rows with an untied head: two synthesize_rows calls, bit for bit", L, CLP_TEST_LAYOUTS) {
+  const outputs_problem p;
   auto helper = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.helper));
   auto source = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.source));
   auto source_head = fixtures::make<L>(fixtures::rounded<typename L::scalar>(p.source_head));
@@ -94,8 +68,8 @@ TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
     L output(600, 40, sentinel), output_head(600, 28, sentinel);
-    const auto report = clp::transfer(source.get(), helper.get(), p.overlap, output.get(),
-                                      clp::untied_head{source_head.get(), output_head.get()}, policy, options);
+    const auto report = clp::synthesize_rows(source.get(), helper.get(), p.overlap, output.get(),
+                                             clp::untied_head{source_head.get(), output_head.get()}, policy, options);
     L alone(600, 40, sentinel), alone_head(600, 28, sentinel);
     const auto report_alone = clp::synthesize_rows(source.get(), helper.get(), p.overlap, alone.get(), policy, options);
     clp::synthesize_rows(source_head.get(), helper.get(), p.overlap, alone_head.get(), policy, options);
@@ -110,8 +84,8 @@ TEST_CASE_TEMPLATE("transfer with an untied head: two synthesize_rows calls, bit
   }
 }
 
-TEST_CASE("transfer with an untied head of another element type, a row range and one thread") {
-  const transfer_problem p;
+TEST_CASE("synthesize_rows with an untied head of another element type, a row range and one thread") {
+  const outputs_problem p;
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const bf16_matrix source_head =
@@ -121,7 +95,8 @@ TEST_CASE("transfer with an untied head of another element type, a row range and
   bf16_matrix output_head = bf16_matrix::Constant(600, 28, Eigen::bfloat16(float(sentinel)));
   for (const auto& policy : fixtures::every_policy()) {
     INFO("policy " << fixtures::name_of(policy));
-    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, output_head}, policy, options);
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{source_head, output_head}, policy,
+                         options);
     row_major alone = row_major::Constant(600, 40, float(sentinel));
     bf16_matrix alone_head = bf16_matrix::Constant(600, 28, Eigen::bfloat16(float(sentinel)));
     clp::synthesize_rows(source, helper, p.overlap, alone, policy, options);
@@ -134,20 +109,20 @@ TEST_CASE("transfer with an untied head of another element type, a row range and
   CHECK(static_cast<float>(output_head(450, 27)) == rounded_sentinel);
 }
 
-TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
-  const transfer_problem p;
+TEST_CASE("synthesize_rows with an untied head: errors name the call and the sizes, and write nothing") {
+  const outputs_problem p;
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const row_major source_head = fixtures::make<fixtures::eigen_row_major<float>>(p.source_head).m;
   row_major output = row_major::Constant(600, 40, float(sentinel));
   row_major short_head = row_major::Constant(599, 28, float(sentinel));
   const std::string rows = error_of([&] {
-    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, short_head});
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{source_head, short_head});
   });
-  CHECK(rows == "clp::transfer: 'output_head' has 599 rows but 'helper' has 600");
+  CHECK(rows == "clp::synthesize_rows: 'output_head' has 599 rows but 'helper' has 600");
   row_major wide_head = row_major::Constant(600, 29, float(sentinel));
   const auto cols = fixtures::thrown<clp::invalid_argument>([&] {
-    clp::transfer(source, helper, p.overlap, output, clp::untied_head{source_head, wide_head});
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{source_head, wide_head});
   });
   REQUIRE(cols);
   CHECK(cols->facts().argument == "output_head");
@@ -155,7 +130,7 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   const row_major few_head_rows = source_head.topRows(100);
   row_major head = row_major::Constant(600, 28, float(sentinel));
   const auto ids = fixtures::thrown<clp::invalid_argument>([&] {
-    clp::transfer(source, helper, p.overlap, output, clp::untied_head{few_head_rows, head});
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{few_head_rows, head});
   });
   REQUIRE(ids);
   CHECK(ids->facts().argument == "overlap source");
@@ -163,15 +138,12 @@ TEST_CASE("transfer: errors name the call and the sizes, and write nothing") {
   CHECK(ids->problem() == "is outside the 100 rows of 'source_head'");
   CHECK((output.array() == float(sentinel)).all());
   CHECK((head.array() == float(sentinel)).all());
-  row_major narrow = row_major::Constant(600, 39, float(sentinel));
-  // Every form of transfer names itself, the plain one too.
-  CHECK(error_of([&] { clp::transfer(source, helper, p.overlap, narrow); }).find("clp::transfer: ") == 0);
 }
 
-TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three element types, against the oracle") {
+TEST_CASE("synthesize_rows with matrix_pairs: a 1-column pair and pairs of three element types, against the oracle") {
   // An F16 embedding (the first output) with an F32 head, a double per-token bias (#vocab by 1)
   // and a bfloat16 tied copy in a padded column-major buffer: one weighting for all of them.
-  const transfer_problem p;
+  const outputs_problem p;
   using half_matrix = Eigen::Matrix<Eigen::half, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const oracle::matrix source_values = fixtures::rounded<Eigen::half>(p.source);
   const oracle::matrix head_values = fixtures::rounded<float>(p.source_head);
@@ -189,11 +161,11 @@ TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three elemen
     row_major output_head = row_major::Constant(600, 28, float(sentinel));
     Eigen::VectorXd output_bias = Eigen::VectorXd::Constant(600, sentinel);
     fixtures::raw_buffer<Eigen::bfloat16> output_copy(600, 9, sentinel);
-    const auto report = clp::transfer(source, helper, p.overlap, output,
-                                      clp::matrix_pairs{{"lm_head", head, output_head},
-                                                        {"bias", bias, output_bias},
-                                                        {"encoder copy", copy.get(), output_copy.get()}},
-                                      policy, options);
+    const auto report = clp::synthesize_rows(source, helper, p.overlap, output,
+                                             clp::matrix_pairs{{"lm_head", head, output_head},
+                                                               {"bias", bias, output_bias},
+                                                               {"encoder copy", copy.get(), output_copy.get()}},
+                                             policy, options);
     CHECK(report.copied_rows == 230);
     CHECK(report.synthesized_rows == 370);
     // Each pair equals its own synthesis, bit for bit, and the oracle within its element type.
@@ -246,17 +218,18 @@ TEST_CASE("transfer with matrix_pairs: a 1-column pair and pairs of three elemen
   }
 }
 
-TEST_CASE("transfer with matrix_pairs: errors name the pair, and nothing is written") {
-  const transfer_problem p;
+TEST_CASE("synthesize_rows with matrix_pairs: errors name the pair, and nothing is written") {
+  const outputs_problem p;
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const Eigen::VectorXf bias = Eigen::VectorXf::Ones(500);
   row_major output = row_major::Constant(600, 40, float(sentinel));
   Eigen::VectorXf short_bias = Eigen::VectorXf::Constant(599, float(sentinel));
   const std::string rows = error_of([&] {
-    clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{{"cls.predictions.bias", bias, short_bias}});
+    clp::synthesize_rows(source, helper, p.overlap, output,
+                         clp::matrix_pairs{{"cls.predictions.bias", bias, short_bias}});
   });
-  CHECK(rows == "clp::transfer: 'cls.predictions.bias output' has 599 rows but 'helper' has 600");
+  CHECK(rows == "clp::synthesize_rows: 'cls.predictions.bias output' has 599 rows but 'helper' has 600");
   const Eigen::VectorXf few = Eigen::VectorXf::Ones(100);
   Eigen::VectorXf out_bias = Eigen::VectorXf::Constant(600, float(sentinel));
   const auto ids = fixtures::thrown<clp::invalid_argument>([&] {
@@ -271,15 +244,15 @@ TEST_CASE("transfer with matrix_pairs: errors name the pair, and nothing is writ
   CHECK((out_bias.array() == float(sentinel)).all());
   // An empty list is the plain call.
   row_major plain = row_major::Constant(600, 40, float(sentinel));
-  clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{}, clp::top_k_weights{5});
-  clp::transfer(source, helper, p.overlap, plain, clp::top_k_weights{5});
+  clp::synthesize_rows(source, helper, p.overlap, output, clp::matrix_pairs{}, clp::top_k_weights{5});
+  clp::synthesize_rows(source, helper, p.overlap, plain, clp::top_k_weights{5});
   CHECK(fixtures::same_bits(output, plain));
 }
 
-TEST_CASE("transfer and synthesize_rows take views whose element type is a run-time value") {
+TEST_CASE("synthesize_rows takes views whose element type is a run-time value") {
   // What a torch::Tensor or a checkpoint's tensor reaches the library as: matrix_view<const
   // void> inputs, matrix_view<void> outputs, and the same bits as the typed call.
-  const transfer_problem p;
+  const outputs_problem p;
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const bf16_matrix source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m.cast<Eigen::bfloat16>();
   const row_major source_head = fixtures::make<fixtures::eigen_row_major<float>>(p.source_head).m;
@@ -287,14 +260,14 @@ TEST_CASE("transfer and synthesize_rows take views whose element type is a run-t
   bf16_matrix untyped = typed;
   row_major typed_head = row_major::Constant(600, 28, float(sentinel)), untyped_head = typed_head;
   const auto options = fixtures::options(2, 1 << 20);
-  clp::transfer(source, helper, p.overlap, typed, clp::untied_head{source_head, typed_head}, clp::top_k_weights{4},
-                options);
+  clp::synthesize_rows(source, helper, p.overlap, typed, clp::untied_head{source_head, typed_head},
+                       clp::top_k_weights{4}, options);
   const clp::matrix_view<const void> source_view = clp::make_view(source), helper_view = clp::make_view(helper),
                                      head_view = clp::make_view(source_head);
   const clp::matrix_view<void> output_view = clp::make_view(untyped), output_head_view = clp::make_view(untyped_head);
   CHECK(source_view.type() == clp::element_type::bfloat16);
-  clp::transfer(source_view, helper_view, p.overlap, output_view, clp::untied_head{head_view, output_head_view},
-                clp::top_k_weights{4}, options);
+  clp::synthesize_rows(source_view, helper_view, p.overlap, output_view, clp::untied_head{head_view, output_head_view},
+                       clp::top_k_weights{4}, options);
   CHECK((untyped.array() == typed.array()).all());
   CHECK(fixtures::same_bits(untyped_head, typed_head));
   bf16_matrix by_pairs = bf16_matrix::Constant(600, 40, Eigen::bfloat16(0.0f));
@@ -303,4 +276,4 @@ TEST_CASE("transfer and synthesize_rows take views whose element type is a run-t
   CHECK((by_pairs.array() == typed.array()).all());
 }
 
-}  // namespace test_transfer
+}  // namespace test_synthesize_more_outputs

@@ -64,8 +64,9 @@ inline void check_rows(Index rows, Index expected, const std::string& name, cons
 inline void check_columns(Index cols, Index expected, const std::string& name, const std::string& other,
                           const char* context) {
   if (cols != expected)
-    throw invalid_argument(error_facts::in(context).with_argument(name), "has " + std::to_string(cols) + " columns but '" + other +
-                                                                "' has " + std::to_string(expected));
+    throw invalid_argument(
+        error_facts::in(context).with_argument(name),
+        "has " + std::to_string(cols) + " columns but '" + other + "' has " + std::to_string(expected));
 }
 
 }  // namespace clp::detail

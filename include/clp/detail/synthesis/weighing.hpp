@@ -6,11 +6,11 @@
 // pursuit (helper_rows) weighs its blocks in pursuit.hpp.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/cosines.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/synthesis_plan.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/similarity_product.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/policy.hpp>
 

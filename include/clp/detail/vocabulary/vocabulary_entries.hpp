@@ -7,7 +7,7 @@
 // naming the vocabulary ("source" or "target", the parameter) and, where it has one, the row.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/string_index.hpp>
+#include <clp/detail/vocabulary/string_index.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 
@@ -60,7 +60,8 @@ struct checked_vocabulary {
 };
 
 [[noreturn]] inline void refuse_vocabulary(const char* which, Index row, std::string problem) {
-  throw invalid_argument(error_facts::in("clp::intersect_vocabularies").with_argument(which).at_row(row), std::move(problem));
+  throw invalid_argument(error_facts::in("clp::intersect_vocabularies").with_argument(which).at_row(row),
+                         std::move(problem));
 }
 
 inline std::string quoted_token(std::string_view token) { return "'" + std::string(token) + "'"; }

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal, synthesis: a block's queries (its normalised helper rows) and its cosines with the
-// overlap, the one large product of most weightings. The product is cut into the fixed panels
+// Internal, synthesis: the similarity product (<clp/similarity_product.hpp>), the library's own:
+// a block's queries (its normalised helper rows) and their cosines with the overlap's helper
+// rows, most of a weighting's cost, in float32. The product is cut into the fixed panels
 // of the overlap (tiling.hpp), which is what keeps every cosine's bits independent of the
 // block it was computed in.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
 #include <clp/element_type.hpp>
 
 #include <Eigen/Core>

@@ -6,13 +6,13 @@
 // then scaled, or replaced by the mean where a row fell back, and stored.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 

@@ -20,12 +20,12 @@
 // blocking or the threads.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/cosines.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/similarity_product.hpp>
 #include <clp/element_type.hpp>
 #include <clp/policy.hpp>
 
@@ -166,7 +166,8 @@ inline float update_correlations(const overlap_panels& panels, const Index* chos
       for (Index c = 0; c < cn; ++c) w[c] = row[p[c]];
     }
     for (Index s = 0; s < n; ++s)
-      vector_map(w, cn).noalias() -= static_cast<float>(factor_row[s]) * const_vector_map(basis + s * n_overlap + c0, cn);
+      vector_map(w, cn).noalias() -=
+          static_cast<float>(factor_row[s]) * const_vector_map(basis + s * n_overlap + c0, cn);
     vector_map(w, cn) *= inverse_diagonal;
     float* const a = alpha + c0;
     vector_map(a, cn).noalias() -= y * const_vector_map(w, cn);
@@ -190,7 +191,7 @@ inline void pursue_with_gram(const block_context& context, double tolerance, Ind
     const Index* const chosen = buffers.neighbours + i * k_max;
     std::copy(buffers.cosines + i * n_overlap, buffers.cosines + (i + 1) * n_overlap, alpha);
     float top = max_abs_of(alpha, n_overlap);
-    for (Index step = 0; step < k_max && double(top) > tolerance; ++step) {
+    for (Index step = 0; step < k_max && tolerance < top; ++step) {
       const Index best = std::min(first_abs_equal(alpha, n_overlap, top), n_overlap - 1);
       if (!extend_fit(context, i, best, buffers, state) || buffers.counts[i] == k_max) break;
       const Index n = buffers.counts[i] - 1;

@@ -6,8 +6,8 @@
 // and shared, and how tall the blocks of missing rows are, for a tile budget.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
 #include <clp/policy.hpp>
 

@@ -3,9 +3,10 @@
 
 // Internal, synthesis: a pass, the engine's one loop over blocks of missing rows. A pass runs
 // one or more jobs, each a policy with its (source, output) pairs, over the same missing rows:
-// each block's normalised queries and its cosines with the overlap, the one large product of
-// most weightings, are formed once and read by every job, so k jobs cost about one product, not
-// k. A synthesis is a pass of one job; clp::synthesize_each and clp::evaluate_each run several.
+// each block's normalised queries and its similarity product (their cosines with the overlap,
+// most of a weighting's cost) are formed once and read by every job, so k jobs cost about one
+// product, not k. A synthesis is a pass of one job; clp::synthesize_each and clp::evaluate_each
+// run several.
 // Every job's rows and report come out bit for bit as its own synthesis would make them: a
 // cosine's bits do not depend on the block it is formed in (tiling.hpp), and a job that rewrites
 // its cosines (a dense policy, a pursuit by products) works on a copy when a later job reads them.
@@ -18,17 +19,17 @@
 // all), the blocks, and the reports.
 #include <clp/detail/internal_header_check.hpp>
 
-#include <clp/detail/block_context.hpp>
-#include <clp/detail/block_engine.hpp>
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/overlap_panels.hpp>
-#include <clp/detail/overlap_scan.hpp>
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/rescoring.hpp>
-#include <clp/detail/row_outcomes.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_plan.hpp>
-#include <clp/detail/tiling.hpp>
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/block_engine.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/overlap_panels.hpp>
+#include <clp/detail/synthesis/overlap_scan.hpp>
+#include <clp/detail/synthesis/rescoring.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/detail/synthesis/synthesis_plan.hpp>
 #include <clp/element_type.hpp>
 #include <clp/overlap_cache.hpp>
 #include <clp/parallel.hpp>
