@@ -29,6 +29,7 @@
 #include <clp/synthesize.hpp>
 #include <clp/token_bytes.hpp>
 #include <clp/top_k.hpp>
+#include <clp/undertrained.hpp>
 #include <clp/version.hpp>
 #include <clp/vocabulary.hpp>
 #include <clp/vocabulary_overlap.hpp>
