@@ -60,7 +60,7 @@ inline void write_output(const io::staging_directory& staging, bool durable, con
   for (const std::filesystem::path& file : io::tokenizer_files(args.helper)) {
     std::error_code error;
     if (!std::filesystem::copy_file(file, staging.path() / file.filename(), error))
-      throw clp::io_error(io::about(file), "cannot copy into the output: " + error.message());
+      throw io::io_error(file, "cannot copy into the output: " + error.message());
     if (durable) io::flush_to_disk(staging.path() / file.filename());
   }
   if (durable) io::flush_to_disk(staging.path());
