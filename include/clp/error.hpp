@@ -34,11 +34,9 @@ enum class error_kind {
   invalid_argument,    ///< sizes that do not fit, an id past a matrix, an unknown name, a bad option
   non_finite_input,    ///< a NaN or infinity in an input matrix
   unsupported_layout,  ///< memory that cannot be viewed as a strided matrix without a copy
-  io,                  ///< a file that cannot be opened, read or written (a failed system call)
-  malformed_file,      ///< a file that can be read but says something impossible or inconsistent
 };
 
-/// "invalid argument", "non-finite input", "unsupported layout", "I/O error", "malformed file".
+/// "invalid argument", "non-finite input", "unsupported layout".
 constexpr std::string_view error_kind_name(error_kind kind) {
   switch (kind) {
     case error_kind::invalid_argument:
@@ -46,13 +44,9 @@ constexpr std::string_view error_kind_name(error_kind kind) {
     case error_kind::non_finite_input:
       return "non-finite input";
     case error_kind::unsupported_layout:
-      return "unsupported layout";
-    case error_kind::io:
-      return "I/O error";
-    case error_kind::malformed_file:
       break;
   }
-  return "malformed file";
+  return "unsupported layout";
 }
 
 /// Where an error is: every field is optional (empty, or -1 for a position). Set the fields by
@@ -184,21 +178,6 @@ class unsupported_layout : public error {
  public:
   unsupported_layout(error_facts facts, std::string problem)
       : error(error_kind::unsupported_layout, std::move(facts), std::move(problem)) {}
-};
-
-/// A file that cannot be opened, read or written: a failed system call, whose reason the
-/// problem text carries (strerror). facts().file names it.
-class io_error : public error {
- public:
-  io_error(error_facts facts, std::string problem) : error(error_kind::io, std::move(facts), std::move(problem)) {}
-};
-
-/// A file that was read but is wrong: not JSON, a header that lies about its sizes, a
-/// tensor of the wrong shape, an id a vocabulary uses twice. facts().file names it.
-class malformed_file : public error {
- public:
-  malformed_file(error_facts facts, std::string problem)
-      : error(error_kind::malformed_file, std::move(facts), std::move(problem)) {}
 };
 
 }  // namespace clp

@@ -14,18 +14,18 @@ TEST_CASE("error: one line built from the facts, the kind and the class agree") 
   CHECK(nan.kind() == clp::error_kind::non_finite_input);
   CHECK(nan.facts().row == 5);
 
-  const clp::malformed_file file(
-      clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
+  const clp::non_finite_input file(clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
   CHECK(std::string(file.what()) == "m/model.safetensors: tensor \"wte.weight\" row 7 has no rows");
 
   const clp::invalid_argument option(clp::error_facts{}.with_argument("--k"), "must be at least 1, not 0");
   CHECK(std::string(option.what()) == "--k must be at least 1, not 0");
 
-  const clp::io_error broken(clp::error_facts{}.with_file("a\nb"), "cannot open (No such file or directory)");
-  CHECK(std::string(broken.what()) == "\"a\\nb\": cannot open (No such file or directory)");
-  CHECK(clp::error_kind_name(broken.kind()) == "I/O error");
+  const clp::unsupported_layout broken(clp::error_facts{}.with_file("a\nb"), "is not 2-D");
+  CHECK(std::string(broken.what()) == "\"a\\nb\": is not 2-D");
+  CHECK(clp::error_kind_name(broken.kind()) == "unsupported layout");
 
-  // Every kind is a clp::error and a std::runtime_error; an I/O error is no invalid argument.
+  // Every kind is a clp::error and a std::runtime_error; an unsupported layout is no invalid
+  // argument.
   CHECK_THROWS_AS(throw broken, clp::error);
   CHECK_THROWS_AS(throw broken, std::runtime_error);
   bool invalid = false;

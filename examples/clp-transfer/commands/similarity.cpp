@@ -60,8 +60,9 @@ embedding_matrix token_embedding(const hf_checkpoint& model, Index tokens, int t
   const std::string name = io::find_input_embedding(model.folder, model.weights.tensor_names());
   embedding_matrix e = embedding_matrix::read(model.weights, name);
   if (e.rows() < tokens)
-    throw clp::malformed_file(e.origin(),
-                              "has " + std::to_string(e.rows()) + " rows for " + std::to_string(tokens) + " token ids");
+    throw io::malformed_file(e.origin().file,
+                             "has " + std::to_string(e.rows()) + " rows for " + std::to_string(tokens) + " token ids",
+                             e.origin().tensor);
   std::vector<Index> padding;
   for (Index r = tokens; r < e.rows(); ++r) padding.push_back(r);
   require_finite(e, padding, threads);

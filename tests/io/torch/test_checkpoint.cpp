@@ -21,6 +21,7 @@
 #include "io/safetensors.hpp"
 #include "io/torch/pickle.hpp"
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zip_bytes.hpp"
@@ -60,13 +61,13 @@ void check_same_tensors(const fs::path& bin, const fs::path& twin) {
 }
 
 /// Writes `bytes` as dir/pytorch_model.bin and returns the refusal of opening it.
-std::optional<refusal> refusal_of_bin(const temp_dir& dir, const std::string& bytes) {
+std::optional<file_refusal> refusal_of_bin(const temp_dir& dir, const std::string& bytes) {
   write_file(dir / "pytorch_model.bin", bytes);
-  return refusal_of([&] { io::weight_file{dir / "pytorch_model.bin", io::weight_format::torch}; });
+  return file_refusal_of([&] { io::weight_file{dir / "pytorch_model.bin", io::weight_format::torch}; });
 }
 
 void check_bin_refusal(const temp_dir& dir, const std::string& bytes, std::initializer_list<std::string_view> words) {
-  check_refusal(refusal_of_bin(dir, bytes), clp::error_kind::malformed_file, dir / "pytorch_model.bin", words);
+  check_refusal(refusal_of_bin(dir, bytes), file_kind::malformed, dir / "pytorch_model.bin", words);
 }
 
 /// A float32 storage of `count` elements 0, 1, 2, ...
@@ -105,15 +106,15 @@ TEST_CASE("a tied weight saved under two names is one range read twice, a view o
   CHECK(tied.tensors()[1].name == "head.weight");
   CHECK(tied.tensors()[0].offset == tied.tensors()[1].offset);
   CHECK(tied.read(tied.tensors()[1]) == tied.read(tied.tensors()[0]));
-  check_refusal(refusal_of([] { io::weight_file{formats / "refusals" / "view.bin", io::weight_format::torch}; }),
-                clp::error_kind::malformed_file, formats / "refusals" / "view.bin",
+  check_refusal(file_refusal_of([] { io::weight_file{formats / "refusals" / "view.bin", io::weight_format::torch}; }),
+                file_kind::malformed, formats / "refusals" / "view.bin",
                 {"tensors \"weight\" and \"row\" share part of their bytes"});
   check_refusal(
-      refusal_of([] { io::weight_file{formats / "refusals" / "transposed.bin", io::weight_format::torch}; }),
-      clp::error_kind::malformed_file, formats / "refusals" / "transposed.bin",
+      file_refusal_of([] { io::weight_file{formats / "refusals" / "transposed.bin", io::weight_format::torch}; }),
+      file_kind::malformed, formats / "refusals" / "transposed.bin",
       {"tensor \"weight\" is not contiguous (shape [3, 2], strides [1, 3])"});
-  check_refusal(refusal_of([] { io::weight_file{formats / "refusals" / "legacy.bin", io::weight_format::torch}; }),
-                clp::error_kind::malformed_file, formats / "refusals" / "legacy.bin",
+  check_refusal(file_refusal_of([] { io::weight_file{formats / "refusals" / "legacy.bin", io::weight_format::torch}; }),
+                file_kind::malformed, formats / "refusals" / "legacy.bin",
                 {"torch's legacy format", "before torch 1.6"});
 }
 
@@ -126,8 +127,8 @@ TEST_CASE("a pickle that names os.system or builtins.eval is refused by the glob
     std::error_code ignored;
     fs::remove(trace, ignored);
     const fs::path file = formats / "refusals" / fixture;
-    check_refusal(refusal_of([&] { io::weight_file{file, io::weight_format::torch}; }),
-                  clp::error_kind::malformed_file, file, {"data.pkl names the global", global, "nothing"});
+    check_refusal(file_refusal_of([&] { io::weight_file{file, io::weight_format::torch}; }),
+                  file_kind::malformed, file, {"data.pkl names the global", global, "nothing"});
     CHECK(!fs::exists(trace));
   }
 }
@@ -232,7 +233,7 @@ TEST_CASE("the pickle interpreter: plain data, memo and protocol 4 framing read,
   const fs::path file = "model/pytorch_model.bin";
   const auto state_dict = [&](const std::string& pickle) { return io::read_torch_state_dict(file, "a/data.pkl", pickle); };
   const auto refused = [&](const std::string& pickle, std::initializer_list<std::string_view> words) {
-    check_refusal(refusal_of([&] { state_dict(pickle); }), clp::error_kind::malformed_file, file, words);
+    check_refusal(file_refusal_of([&] { state_dict(pickle); }), file_kind::malformed, file, words);
   };
   SUBCASE("an empty state dict, as a plain dict or an OrderedDict with _metadata") {
     CHECK(state_dict("\x80\x02}q\x00."s).empty());

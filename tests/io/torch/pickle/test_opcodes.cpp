@@ -40,7 +40,7 @@ std::vector<io::pickle_instruction> decode(std::string_view bytes) {
 
 /// The whole message of the refusal of decoding `bytes`, or "" when there is none.
 std::string refusal(std::string_view bytes) {
-  return error_of<clp::malformed_file>([&] { decode(bytes); });
+  return error_of<clp_transfer::io::malformed_file>([&] { decode(bytes); });
 }
 
 }  // namespace

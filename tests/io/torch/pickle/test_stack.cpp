@@ -25,7 +25,7 @@ const fs::path file = "model/pytorch_model.bin";
 /// The whole message of the clp::malformed_file `action` throws, or "" when it throws none.
 template <class Action>
 std::string refusal(Action&& action) {
-  return error_of<clp::malformed_file>(action);
+  return error_of<clp_transfer::io::malformed_file>(action);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "io/tokenizer/tokenizer_json.hpp"
 #include "io/tokenizer/wordpiece.hpp"
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/sentencepiece_bytes.hpp"
 #include "support/temp_dir.hpp"
@@ -27,7 +28,7 @@ using namespace clp_test;
 using namespace std::string_literals;
 
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
-namespace test_tokenizer_models {
+namespace test_sentencepiece {
 namespace {
 
 const fs::path formats = fs::path(CLP_TEST_DATA_DIR) / "checkpoint_formats";
@@ -52,13 +53,13 @@ void check_against_library(const fs::path& file, const fs::path& oracle) {
   CHECK(vocabulary.ids.at(expected[7][0].get<std::string>()) == 7);
 }
 
-std::optional<refusal> model_refusal(const temp_dir& dir, const std::string& bytes) {
+std::optional<file_refusal> model_refusal(const temp_dir& dir, const std::string& bytes) {
   write_file(dir / "tokenizer.model", bytes);
-  return refusal_of([&] { io::read_sentencepiece_model(dir / "tokenizer.model"); });
+  return file_refusal_of([&] { io::read_sentencepiece_model(dir / "tokenizer.model"); });
 }
 
 void check_model_refusal(const temp_dir& dir, const std::string& bytes, std::initializer_list<std::string_view> words) {
-  check_refusal(model_refusal(dir, bytes), clp::error_kind::malformed_file, dir / "tokenizer.model", words);
+  check_refusal(model_refusal(dir, bytes), file_kind::malformed, dir / "tokenizer.model", words);
 }
 
 }  // namespace
@@ -126,14 +127,14 @@ TEST_CASE("a tokenizer.model in tiktoken's text format is recognised and refused
   const fs::path file = formats / "refusals" / "tiktoken.model";
   CHECK(io::is_tiktoken_file(file));
   CHECK(!io::is_tiktoken_file(formats / "helper_sentencepiece" / "tokenizer.model"));
-  check_refusal(refusal_of([&] { io::read_sentencepiece_model(file); }), clp::error_kind::malformed_file, file,
+  check_refusal(file_refusal_of([&] { io::read_sentencepiece_model(file); }), file_kind::malformed, file,
                 {"tiktoken's BPE ranks", "not a SentencePiece model"});
 }
 
 TEST_CASE("a SentencePiece model agrees with the tokenizer.json converted from it, and a disagreement is named") {
   const fs::path folder = formats / "helper_sentencepiece";
   const io::sentencepiece_model model = io::read_sentencepiece_model(folder / "tokenizer.model");
-  const io::token_vocabulary converted = io::read_tokenizer_json(folder / "tokenizer.json");
+  const io::token_vocabulary converted = io::read_tokenizer_json(folder / "tokenizer.json").vocabulary;
   io::check_sentencepiece_agrees(folder / "tokenizer.model", model, folder / "tokenizer.json", converted);
 
   // fairseq's layout (XLM-R): its own special tokens first, every other piece one id later.
@@ -146,24 +147,24 @@ TEST_CASE("a SentencePiece model agrees with the tokenizer.json converted from i
   io::token_vocabulary swapped = converted;
   const std::string a = model.pieces[300].piece, b = model.pieces[301].piece;
   std::swap(swapped.ids[a], swapped.ids[b]);
-  check_refusal(refusal_of([&] {
+  check_refusal(file_refusal_of([&] {
                   io::check_sentencepiece_agrees(folder / "tokenizer.model", model, folder / "tokenizer.json", swapped);
                 }),
-                clp::error_kind::malformed_file, folder / "tokenizer.model",
+                file_kind::malformed, folder / "tokenizer.model",
                 {"disagrees with tokenizer.json: piece", "is id 300 here and id 301 there"});
   io::token_vocabulary missing = converted;
   missing.ids.erase(model.pieces[0].piece);
-  check_refusal(refusal_of([&] {
+  check_refusal(file_refusal_of([&] {
                   io::check_sentencepiece_agrees(folder / "tokenizer.model", model, folder / "tokenizer.json", missing);
                 }),
-                clp::error_kind::malformed_file, folder / "tokenizer.model",
+                file_kind::malformed, folder / "tokenizer.model",
                 {"disagrees with tokenizer.json: unknown piece \"<unk>\" (id 0 here) is not in it"});
 }
 
 TEST_CASE("vocab.txt: one token a line, id = line, read as the tokenizer.json beside it says") {
   const fs::path folder = formats / "helper_wordpiece";
   const io::token_vocabulary vocabulary = io::read_wordpiece_vocab(folder / "vocab.txt");
-  const io::token_vocabulary expected = io::read_tokenizer_json(folder / "tokenizer.json");
+  const io::token_vocabulary expected = io::read_tokenizer_json(folder / "tokenizer.json").vocabulary;
   CHECK(vocabulary.ids == expected.ids);
   CHECK(vocabulary.size == expected.size);
 
@@ -173,14 +174,14 @@ TEST_CASE("vocab.txt: one token a line, id = line, read as the tokenizer.json be
   CHECK(lines.ids == std::unordered_map<std::string, std::int64_t>{
                          {"[PAD]", 0}, {"##a", 1}, {"b", 2}, {"", 3}, {"  ", 4}, {"last", 5}});
   write_file(dir / "vocab.txt", "a\nb\nc\nb\n");
-  check_refusal(refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), file_kind::malformed,
                 dir / "vocab.txt", {"lines 2 and 4 both hold the token \"b\""});
   write_file(dir / "vocab.txt", "a\n\xc3\n");
-  check_refusal(refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), file_kind::malformed,
                 dir / "vocab.txt", {"line 2 is not UTF-8"});
   write_file(dir / "vocab.txt", "");
-  check_refusal(refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { io::read_wordpiece_vocab(dir / "vocab.txt"); }), file_kind::malformed,
                 dir / "vocab.txt", {"no vocabulary"});
 }
 
-}  // namespace test_tokenizer_models
+}  // namespace test_sentencepiece

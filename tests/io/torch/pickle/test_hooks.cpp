@@ -71,7 +71,7 @@ struct fixture {
   bool run(const io::pickle_instruction& in) { return io::run_through_hooks(in, stack, hooks, site); }
   /// The whole message of the clp::malformed_file running `in` throws, or "".
   std::string refusal(const io::pickle_instruction& in) {
-    return error_of<clp::malformed_file>([&] { run(in); });
+    return error_of<clp_transfer::io::malformed_file>([&] { run(in); });
   }
   io::pickle_ref push(kind type, std::string text = {}) {
     stack.push(stack.make(type));

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/safetensors_bytes.hpp"
 #include "support/temp_dir.hpp"
@@ -98,9 +99,9 @@ TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
   std::vector<std::byte> buffer(24);
   file.read(file.at("f32"), buffer.data(), buffer.size());
   CHECK(buffer == tensors[0].bytes);
-  check_refusal(refusal_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), clp::error_kind::invalid_argument,
+  check_refusal(file_refusal_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), clp::error_kind::invalid_argument,
                 dir / "model.safetensors", {"\"f32\"", "24 bytes", "23"});
-  check_refusal(refusal_of([&] { (void)file.at("missing"); }), clp::error_kind::invalid_argument,
+  check_refusal(file_refusal_of([&] { (void)file.at("missing"); }), clp::error_kind::invalid_argument,
                 dir / "model.safetensors", {"no tensor \"missing\""});
 }
 
@@ -174,8 +175,8 @@ TEST_CASE("copy_range streams tensors from one file into another") {
 
   safetensors_writer writer(dir / "short.safetensors", {big.spec});
   check_refusal(
-      refusal_of([&] { copy_range(in.descriptor(), static_cast<off_t>(in.file_size() - 4), 4 * 1000, writer); }),
-      clp::error_kind::io, dir / "short.safetensors", {"source ended"});
+      file_refusal_of([&] { copy_range(in.descriptor(), static_cast<off_t>(in.file_size() - 4), 4 * 1000, writer); }),
+      file_kind::io, dir / "short.safetensors", {"source ended"});
 }
 
 TEST_CASE("map() gives the same bytes as read(), at any offset, and outlives a move") {
@@ -279,9 +280,9 @@ TEST_CASE("append_to fills tensors interleaved, large aligned stretches directly
 
   // Past a tensor's end, or a tensor that is not there: refused, naming the file (and tensor).
   safetensors_writer writer(dir / "r.safetensors", {small.spec, odd.spec});
-  check_refusal(refusal_of([&] { writer.append_to(1, odd.bytes.data(), 6); }), clp::error_kind::invalid_argument,
+  check_refusal(file_refusal_of([&] { writer.append_to(1, odd.bytes.data(), 6); }), clp::error_kind::invalid_argument,
                 dir / "r.safetensors", {"tensor \"odd\"", "6 more bytes do not fit: 5 remain"});
-  check_refusal(refusal_of([&] { writer.append_to(2, odd.bytes.data(), 1); }), clp::error_kind::invalid_argument,
+  check_refusal(file_refusal_of([&] { writer.append_to(2, odd.bytes.data(), 1); }), clp::error_kind::invalid_argument,
                 dir / "r.safetensors", {"no tensor at position 2 of 2"});
   // append continues the first tensor not yet complete.
   writer.append_to(1, odd.bytes.data(), 5);
@@ -300,18 +301,18 @@ TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file")
       safetensors_writer writer(file, specs);
       writer.append(bytes.data(), 9);
       CHECK(writer.remaining() == 2);
-      check_refusal(refusal_of([&] { writer.finish(); }), clp::error_kind::invalid_argument, file,
+      check_refusal(file_refusal_of([&] { writer.finish(); }), clp::error_kind::invalid_argument, file,
                     {"tensor \"b\"", "incomplete"});
     }
     CHECK_FALSE(std::filesystem::exists(file));
   }
   SUBCASE("too many bytes") {
     safetensors_writer writer(file, specs);
-    check_refusal(refusal_of([&] { writer.append(bytes.data(), 12); }), clp::error_kind::invalid_argument, file,
+    check_refusal(file_refusal_of([&] { writer.append(bytes.data(), 12); }), clp::error_kind::invalid_argument, file,
                   {"do not fit"});
   }
   SUBCASE("byte size that does not fit the shape") {
-    check_refusal(refusal_of([&] {
+    check_refusal(file_refusal_of([&] {
                     safetensors_writer(file, {{"a", dtype::f32, {2}, 7}});
                   }),
                   clp::error_kind::invalid_argument, file, {"tensor \"a\"", "byte size 7", "[2]"});
@@ -319,15 +320,15 @@ TEST_CASE("the writer refuses wrong amounts of data and leaves no partial file")
   }
   SUBCASE("unknown dtype, duplicate and reserved names") {
     // An unknown dtype can no longer be named; a value outside the enumeration is still refused.
-    check_refusal(refusal_of([&] {
+    check_refusal(file_refusal_of([&] {
                     safetensors_writer(file, {{"a", static_cast<dtype>(99), {2}, 2}});
                   }),
                   clp::error_kind::invalid_argument, file, {"unknown dtype 99"});
-    check_refusal(refusal_of([&] {
+    check_refusal(file_refusal_of([&] {
                     safetensors_writer(file, {specs[0], specs[0]});
                   }),
                   clp::error_kind::invalid_argument, file, {"listed twice"});
-    check_refusal(refusal_of([&] {
+    check_refusal(file_refusal_of([&] {
                     safetensors_writer(file, {{"__metadata__", dtype::u8, {1}, 1}});
                   }),
                   clp::error_kind::invalid_argument, file, {"reserved"});
@@ -339,92 +340,100 @@ TEST_CASE("the reader rejects malformed files with a one-line message naming the
   const auto file = dir / "bad.safetensors";
   const auto error_for_header = [&](const std::string& header, std::size_t data_size) {
     write_file(file, raw_file(header, data_size));
-    return refusal_of([&] { safetensors_file{file}; });
+    return file_refusal_of([&] { safetensors_file{file}; });
   };
   const auto entry = [](const std::string& body) { return R"({"t":{)" + body + "}}"; };
 
   SUBCASE("missing file") {
-    check_refusal(refusal_of([&] { safetensors_file{dir / "none.safetensors"}; }), clp::error_kind::io,
+    check_refusal(file_refusal_of([&] { safetensors_file{dir / "none.safetensors"}; }), file_kind::io,
                   dir / "none.safetensors", {"cannot open", "No such file"});
   }
   SUBCASE("empty and truncated files") {
     write_file(file, "");
-    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file,
                   {"0 bytes", "truncated"});
     write_file(file, "abcde");
-    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file,
                   {"5 bytes", "truncated"});
   }
   SUBCASE("header length past the end of the file") {
     std::string bytes = raw_file("{}", 502);
     bytes[0] = '\x3f', bytes[1] = '\x42', bytes[2] = '\x0f';  // 999999
     write_file(file, bytes);
-    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
-                  {"header length 999999 runs past the end of the file (512 bytes)"});
+    const auto caught = file_refusal_of([&] { safetensors_file{file}; });
+    check_refusal(caught, file_kind::truncated, file,
+                  {"is truncated: it has 512 bytes, but the header runs to byte 1000007", "download it again"});
+    const auto truncated = thrown<clp_transfer::io::truncated_file>([&] { safetensors_file{file}; });
+    REQUIRE(truncated.has_value());
+    CHECK(truncated->expected_size() == 1000007);
+    CHECK(truncated->actual_size() == 512);
   }
   SUBCASE("absurd header length") {
     std::string bytes = raw_file("{}", 0);
     bytes[3] = '\x10';  // 268435458 bytes
     write_file(file, bytes);
     std::filesystem::resize_file(file, 300'000'000);  // sparse: costs no disk
-    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file,
                   {"exceeds", "100 MB"});
   }
   SUBCASE("header not JSON or not an object") {
-    check_refusal(error_for_header("{\"t\": nope\n}", 0), clp::error_kind::malformed_file, file, {"not valid JSON"});
-    check_refusal(error_for_header("[1, 2]", 0), clp::error_kind::malformed_file, file, {"not a JSON object"});
-    check_refusal(error_for_header(R"({"t": 3})", 0), clp::error_kind::malformed_file, file,
+    check_refusal(error_for_header("{\"t\": nope\n}", 0), file_kind::malformed, file,
+                  {": line 1 column ", ": header is not valid JSON: syntax error"});
+    CHECK(error_for_header("{\"t\": nope\n}", 0)->message.find("json.exception") == std::string::npos);
+    check_refusal(error_for_header("[1, 2]", 0), file_kind::malformed, file, {"not a JSON object"});
+    check_refusal(error_for_header(R"({"t": 3})", 0), file_kind::malformed, file,
                   {"tensor \"t\"", "not a JSON object"});
   }
   SUBCASE("missing fields") {
-    check_refusal(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), clp::error_kind::malformed_file,
+    check_refusal(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), file_kind::malformed,
                   file, {"tensor \"t\"", "missing \"dtype\""});
-    check_refusal(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), clp::error_kind::malformed_file,
+    check_refusal(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), file_kind::malformed,
                   file, {"missing \"shape\""});
-    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), clp::error_kind::malformed_file, file,
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), file_kind::malformed, file,
                   {"missing \"data_offsets\""});
   }
   SUBCASE("fields of the wrong JSON type") {
     check_refusal(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"\"dtype\" is not a string"});
+                  file_kind::malformed, file, {"\"dtype\" is not a string"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"\"shape\" is not an array"});
+                  file_kind::malformed, file, {"\"shape\" is not an array"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"not a dimension"});
+                  file_kind::malformed, file, {"not a dimension"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4),
-                  clp::error_kind::malformed_file, file, {"\"data_offsets\" is not a pair"});
+                  file_kind::malformed, file, {"\"data_offsets\" is not a pair"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[-1,3])"), 4),
-                  clp::error_kind::malformed_file, file, {"\"data_offsets\" is not a pair"});
-    check_refusal(error_for_header(R"({"__metadata__":{"a":1}})", 0), clp::error_kind::malformed_file, file,
+                  file_kind::malformed, file, {"\"data_offsets\" is not a pair"});
+    check_refusal(error_for_header(R"({"__metadata__":{"a":1}})", 0), file_kind::malformed, file,
                   {"__metadata__", "not a string"});
   }
   SUBCASE("unknown dtype") {
     check_refusal(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"unknown dtype \"Q4\""});
+                  file_kind::malformed, file, {"unknown dtype \"Q4\""});
   }
   SUBCASE("negative and overflowing shapes") {
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[-1,2],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"negative dimension", "[-1, 2]"});
+                  file_kind::malformed, file, {"negative dimension", "[-1, 2]"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"too many elements"});
+                  file_kind::malformed, file, {"too many elements"});
     check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,4])"), 4),
-                  clp::error_kind::malformed_file, file, {"not a dimension"});
+                  file_kind::malformed, file, {"not a dimension"});
   }
   SUBCASE("data_offsets out of order or past the data") {
     check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4),
-                  clp::error_kind::malformed_file, file, {"end 3 is before begin 4"});
-    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])"), 4),
-                  clp::error_kind::malformed_file, file, {"run past the end of the data section (4 bytes)"});
+                  file_kind::malformed, file, {"end 3 is before begin 4"});
+    const std::string header = entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])");
+    check_refusal(error_for_header(header, 4), file_kind::truncated, file,
+                  {"it has " + std::to_string(8 + header.size() + 4) + " bytes", "runs to byte " + std::to_string(8 + header.size() + 8)});
   }
   SUBCASE("byte size that does not match the shape") {
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[2,2],"data_offsets":[0,12])"), 16),
-                  clp::error_kind::malformed_file, file, {"holds 12 bytes", "[2, 2]", "needs 16"});
+                  file_kind::malformed, file, {"holds 12 bytes", "[2, 2]", "needs 16"});
   }
   SUBCASE("overlapping tensors") {
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
                                    R"("b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})",
                                    16),
-                  clp::error_kind::malformed_file, file, {"\"a\" and \"b\" overlap"});
+                  file_kind::malformed, file, {"\"a\" and \"b\" overlap"});
     // Empty tensors own no bytes, so sharing an offset with another tensor is fine.
     write_file(file, raw_file(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
                               R"("e":{"dtype":"U8","shape":[0],"data_offsets":[4,4]}})",
@@ -451,15 +460,23 @@ TEST_CASE("dtypes: every safetensors name this layer knows, its size, and names 
   CHECK(clp_transfer::io::dtype_size(static_cast<dtype>(99)) == 0);
 }
 
-TEST_CASE("a failed open is a clp::io_error, caught with the library's errors") {
+TEST_CASE("a failed open is an io::io_error, an error of the file layer and not of the library") {
   temp_dir dir;
-  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::io_error);
-  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp::error);
+  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp_transfer::io::io_error);
+  CHECK_THROWS_AS(safetensors_file(dir / "none.safetensors"), clp_transfer::io::file_error);
+  bool library = false;
+  try {
+    safetensors_file(dir / "none.safetensors");
+  } catch (const clp::error&) {
+    library = true;
+  } catch (const std::exception&) {
+  }
+  CHECK(!library);
 }
 
 TEST_CASE("a file name with a line break is quoted, so the message stays one line") {
   temp_dir dir;
-  const std::string message = error_of([&] { safetensors_file{dir / "two\nlines"}; });
+  const std::string message = error_of<clp_transfer::io::file_error>([&] { safetensors_file{dir / "two\nlines"}; });
   CHECK(message.find('\n') == std::string::npos);
   CHECK(message.rfind("\"" + dir.path.string() + "/two\\nlines\": cannot open", 0) == 0);
 }
@@ -469,26 +486,26 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
   const auto file = dir / "strict.safetensors";
   const auto error_for_header = [&](const std::string& header, std::size_t data_size) {
     write_file(file, raw_file(header, data_size));
-    return refusal_of([&] { safetensors_file{file}; });
+    return file_refusal_of([&] { safetensors_file{file}; });
   };
 
   SUBCASE("a gap between two tensors, with its byte positions") {
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
                                    R"("b":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
                                    4),
-                  clp::error_kind::malformed_file, file,
+                  file_kind::malformed, file,
                   {"data bytes [2, 3) belong to no tensor", "between tensors \"a\" and \"b\""});
   }
   SUBCASE("a gap before the first tensor") {
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3),
-                  clp::error_kind::malformed_file, file,
+                  file_kind::malformed, file,
                   {"data bytes [0, 1) belong to no tensor", "before the first tensor \"a\""});
   }
   SUBCASE("bytes after the last tensor") {
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 5),
-                  clp::error_kind::malformed_file, file,
+                  file_kind::malformed, file,
                   {"data bytes [2, 5) belong to no tensor", "3 bytes after the last tensor \"a\""});
-    check_refusal(error_for_header("{}", 3), clp::error_kind::malformed_file, file,
+    check_refusal(error_for_header("{}", 3), file_kind::malformed, file,
                   {"data bytes [0, 3) belong to no tensor", "after the header"});
   }
   SUBCASE("tensors listed out of data order are fine when they tile the data") {
@@ -508,34 +525,34 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
                                    R"("a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
                                    4),
-                  clp::error_kind::malformed_file, file, {"tensor name \"a\" appears twice"});
+                  file_kind::malformed, file, {"tensor name \"a\" appears twice"});
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","dtype":"F32","shape":[1],"data_offsets":[0,1]}})", 1),
-                  clp::error_kind::malformed_file, file, {"key \"dtype\" appears twice"});
+                  file_kind::malformed, file, {"key \"dtype\" appears twice"});
     check_refusal(error_for_header(R"({"__metadata__":{"k":"1","k":"2"},"a":{"dtype":"U8","shape":[1],)"
                                    R"("data_offsets":[0,1]}})",
                                    1),
-                  clp::error_kind::malformed_file, file, {"key \"k\" appears twice"});
+                  file_kind::malformed, file, {"key \"k\" appears twice"});
   }
   SUBCASE("a header that is not a JSON object") {
     for (const char* header : {"\"text\"", "null", "123", "[]"}) {
       INFO("header ", header);
-      check_refusal(error_for_header(header, 0), clp::error_kind::malformed_file, file,
+      check_refusal(error_for_header(header, 0), file_kind::malformed, file,
                     {"header is not a JSON object"});
     }
   }
   SUBCASE("__metadata__ maps strings to strings only") {
-    check_refusal(error_for_header(R"({"__metadata__":["pt"]})", 0), clp::error_kind::malformed_file, file,
+    check_refusal(error_for_header(R"({"__metadata__":["pt"]})", 0), file_kind::malformed, file,
                   {"__metadata__ is not a JSON object"});
-    check_refusal(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), clp::error_kind::malformed_file,
+    check_refusal(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), file_kind::malformed,
                   file, {"__metadata__ value of \"format\" is not a string"});
-    check_refusal(error_for_header(R"({"__metadata__":{"n":null}})", 0), clp::error_kind::malformed_file, file,
+    check_refusal(error_for_header(R"({"__metadata__":{"n":null}})", 0), file_kind::malformed, file,
                   {"\"n\" is not a string"});
   }
   SUBCASE("a number too large for a double, anywhere in the header") {
     // nlohmann throws out_of_range (not parse_error) for these; still one line naming the file.
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[9e999],"data_offsets":[0,1]}})", 1),
-                  clp::error_kind::malformed_file, file, {"header is not valid JSON", "number overflow", "9e999"});
-    check_refusal(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), clp::error_kind::malformed_file,
+                  file_kind::malformed, file, {"header is not valid JSON", "number overflow", "9e999"});
+    check_refusal(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), file_kind::malformed,
                   file, {"number overflow"});
   }
   SUBCASE("a header length one byte over the 100 MB cap") {
@@ -544,7 +561,7 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
     bytes.replace(0, 8, length_prefix(length));
     write_file(file, bytes);
     std::filesystem::resize_file(file, 8 + length);  // sparse: costs no disk
-    check_refusal(refusal_of([&] { safetensors_file{file}; }), clp::error_kind::malformed_file, file,
+    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file,
                   {"header length 100000001 exceeds the 100 MB limit"});
   }
 }
@@ -568,12 +585,12 @@ TEST_CASE("the writer's files pass the strict reader: back to back from offset 0
 TEST_CASE("the writer refuses names and metadata that are not UTF-8 rather than rewrite them") {
   temp_dir dir;
   const auto file = dir / "u.safetensors";
-  check_refusal(refusal_of([&] {
+  check_refusal(file_refusal_of([&] {
                   safetensors_writer(file, {{"bad\xff", dtype::u8, {1}, 1}});
                 }),
                 clp::error_kind::invalid_argument, file, {"cannot write the header", "UTF-8"});
   CHECK_FALSE(std::filesystem::exists(file));
-  check_refusal(refusal_of([&] {
+  check_refusal(file_refusal_of([&] {
                   safetensors_writer(file, {{"a", dtype::u8, {1}, 1}}, {{"k", "\xc3"}});
                 }),
                 clp::error_kind::invalid_argument, file, {"cannot write the header"});
