@@ -78,11 +78,11 @@ inline void check_vocab_size(const std::filesystem::path& config_file, const nlo
     if (vocab_size && t.rows != *vocab_size) {
       findings.push_back({finding_kind::vocab_size, config_file,
                           model_value(config, "vocab_size")->where + " is " + std::to_string(*vocab_size) + " but " +
-                              t.description() + ", the " + t.role + ", has " + std::to_string(t.rows) +
+                              t.description() + ", the " + role_name(t.role) + ", has " + std::to_string(t.rows) +
                               " rows; loading the weights fails with a size mismatch"});
     } else if (!vocab_size && t.rows != embedding.rows) {
       findings.push_back({finding_kind::vocab_size, t.file->path(),
-                          t.description() + ", the " + t.role + ", has " + std::to_string(t.rows) +
+                          t.description() + ", the " + role_name(t.role) + ", has " + std::to_string(t.rows) +
                               " rows but the input embedding " + io::quoted_name(embedding.name) + " has " +
                               std::to_string(embedding.rows) + "; they cannot stand for the same tokens"});
     }
@@ -113,7 +113,7 @@ inline void check_tie_flag(const std::filesystem::path& config_file, const nlohm
   std::vector<const token_tensor*> heads;
   for (std::size_t i = 1; i < tensors.tensors.size(); ++i) {
     const token_tensor& t = tensors.tensors[i];
-    bool head = t.role == "output head";
+    bool head = t.role == token_tensor_role::head;
     for (std::string_view suffix : masked_lm_head_suffixes) head = head || detail::ends_with_part(t.name, suffix);
     if (head) heads.push_back(&t);
   }

@@ -26,6 +26,24 @@
 
 namespace clp_transfer::verify {
 
+/// What a per-token tensor is.
+enum class token_tensor_role { embedding, head, matrix, bias };
+
+/// "input embedding", "output head", "per-token matrix" or "per-token bias", for messages.
+inline const char* role_name(token_tensor_role role) {
+  switch (role) {
+    case token_tensor_role::embedding:
+      return "input embedding";
+    case token_tensor_role::head:
+      return "output head";
+    case token_tensor_role::matrix:
+      return "per-token matrix";
+    case token_tensor_role::bias:
+      break;
+  }
+  return "per-token bias";
+}
+
 /// A tensor with a row (or a value) per token.
 struct token_tensor {
   std::string name;
@@ -33,10 +51,10 @@ struct token_tensor {
   const io::tensor_entry* entry = nullptr;  ///< its header entry in `file`
   std::int64_t rows = 0;                    ///< the tokens it holds a row or value for
   std::int64_t columns = 0;                 ///< values per token (1 for a bias)
-  std::string role;                         ///< "input embedding", "output head", "per-token matrix", "per-token bias"
+  token_tensor_role role = token_tensor_role::matrix;
 
   /// A matrix of rows (the embedding, a head, a per-token matrix), not a bias.
-  bool is_matrix() const { return role != "per-token bias"; }
+  bool is_matrix() const { return role != token_tensor_role::bias; }
   /// "tensor "NAME" (FILE)", for messages naming it in passing.
   std::string description() const {
     return "tensor " + io::quoted_name(name) + " (" + file->path().filename().string() + ")";
@@ -88,15 +106,15 @@ inline std::optional<std::int64_t> single_dimension(const std::vector<std::int64
 /// The entry for tensor `name` of `weights` in `role`; nullopt (and a finding) when it is not a
 /// [rows, columns] matrix.
 inline std::optional<token_tensor> matrix_entry(const io::model_weights& weights, const std::string& name,
-                                                std::string role, std::vector<finding>& findings) {
+                                                token_tensor_role role, std::vector<finding>& findings) {
   const io::located_tensor at = weights.locate(name);
   if (at.tensor.shape.size() != 2) {
     findings.push_back({finding_kind::vocab_size, at.file.path(),
-                        "tensor " + io::quoted_name(name) + " is the " + role + " but has shape " +
+                        "tensor " + io::quoted_name(name) + " is the " + role_name(role) + " but has shape " +
                             io::format_shape(at.tensor.shape) + ", not [rows, columns]"});
     return std::nullopt;
   }
-  return token_tensor{name, &at.file, &at.tensor, at.tensor.shape[0], at.tensor.shape[1], std::move(role)};
+  return token_tensor{name, &at.file, &at.tensor, at.tensor.shape[0], at.tensor.shape[1], role};
 }
 
 }  // namespace detail
@@ -125,11 +143,11 @@ inline std::optional<token_tensors> find_token_tensors(const io::model_weights& 
     return std::nullopt;
   }
   token_tensors result;
-  auto embedding = detail::matrix_entry(weights, embedding_name, "input embedding", findings);
+  auto embedding = detail::matrix_entry(weights, embedding_name, token_tensor_role::embedding, findings);
   if (!embedding) return std::nullopt;
   result.tensors.push_back(std::move(*embedding));
   if (head_name)
-    if (auto head = detail::matrix_entry(weights, *head_name, "output head", findings)) {
+    if (auto head = detail::matrix_entry(weights, *head_name, token_tensor_role::head, findings)) {
       result.tensors.push_back(std::move(*head));
       result.has_head = true;
     }
@@ -142,9 +160,9 @@ inline std::optional<token_tensors> find_token_tensors(const io::model_weights& 
                       [&](std::string_view suffix) { return detail::ends_with_part(t.name, suffix); });
       const std::optional<std::int64_t> length = detail::single_dimension(t.shape);
       if (per_token_name && t.shape.size() == 2)
-        result.tensors.push_back({t.name, &shard, &t, t.shape[0], t.shape[1], "per-token matrix"});
+        result.tensors.push_back({t.name, &shard, &t, t.shape[0], t.shape[1], token_tensor_role::matrix});
       else if (detail::is_bias(t.name) && length && (*length == rows || length == config_vocab_size))
-        result.tensors.push_back({t.name, &shard, &t, *length, 1, "per-token bias"});
+        result.tensors.push_back({t.name, &shard, &t, *length, 1, token_tensor_role::bias});
     }
   return result;
 }
