@@ -124,7 +124,7 @@ inline folder_contents read_folder_contents(const std::filesystem::path& folder)
                          [&] { contents.vocabulary = io::read_vocabulary_file(*source); });
   } else {
     contents.findings.push_back({finding_kind::unreadable, folder,
-                                 "no tokenizer (tokenizer.json, vocab.json, a SentencePiece model or vocab.txt): "
+                                 "no tokenizer (tokenizer.json, vocab.json, a SentencePiece model or vocab.txt); "
                                  "the model cannot be given text, and its token ids cannot be checked"});
   }
   if (!std::filesystem::exists(folder / "config.json", ignored) && !contents.weights && !source)
