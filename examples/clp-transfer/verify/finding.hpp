@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/errors.hpp"
+
 namespace clp_transfer::verify {
 
 /// What a finding is about.
@@ -80,6 +82,16 @@ inline finding finding_of_error(const clp::error& error, const std::filesystem::
   finding result{kind, facts.file.empty() ? fallback : std::filesystem::path(facts.file), {}};
   facts.file.clear();
   facts.context.clear();
+  result.message = clp::error::message(facts, error.problem());
+  return result;
+}
+
+/// As above, for an error of the file layer: the file it names, its problem in the same words.
+inline finding finding_of_error(const io::file_error& error, const std::filesystem::path& fallback,
+                                finding_kind kind = finding_kind::unreadable) {
+  clp::error_facts facts = error.facts();
+  finding result{kind, facts.file.empty() ? fallback : std::filesystem::path(facts.file), {}};
+  facts.file.clear();
   result.message = clp::error::message(facts, error.problem());
   return result;
 }

@@ -67,12 +67,14 @@ struct folder_contents {
 
 namespace detail {
 
-/// Runs `read`; a clp::error it throws becomes a finding naming the file it names (else `file`).
+/// Runs `read`; a clp::error or io::file_error it throws becomes a finding naming the file it names (else `file`).
 template <class Read>
 void read_or_note(const std::filesystem::path& file, std::vector<finding>& findings, Read&& read) {
   try {
     read();
   } catch (const clp::error& error) {
+    findings.push_back(finding_of_error(error, file));
+  } catch (const io::file_error& error) {
     findings.push_back(finding_of_error(error, file));
   }
 }
@@ -107,12 +109,12 @@ inline model_json_files read_json_files(const std::filesystem::path& folder, std
 
 /// Reads the model folder `folder` for verification: its JSON files, its weights' headers and
 /// its tokenizer's vocabulary (the file io::find_vocabulary_file names), each on its own. Throws
-/// clp::io_error when `folder` is not a folder, and clp::malformed_file when it holds none of
+/// io::io_error when `folder` is not a folder, and io::malformed_file when it holds none of
 /// config.json, weights and a tokenizer: nothing there to verify.
 /// @param[in] folder  model folder
 inline folder_contents read_folder_contents(const std::filesystem::path& folder) {
   std::error_code ignored;
-  if (!std::filesystem::is_directory(folder, ignored)) throw clp::io_error(io::about(folder), "not a directory");
+  if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
   folder_contents contents;
   contents.folder = folder;
   contents.json = detail::read_json_files(folder, contents.findings);

@@ -119,6 +119,18 @@ inline std::optional<token_tensor> matrix_entry(const io::model_weights& weights
 
 }  // namespace detail
 
+namespace detail {
+
+/// `found`, told that the vocabulary checks did not run, added to `findings`; nullopt.
+inline std::nullopt_t no_embedding(finding found, std::vector<finding>& findings) {
+  found.message +=
+      "; the vocabulary checks did not run (name the tensors with --embedding-tensor and --lm-head-tensor)";
+  findings.push_back(std::move(found));
+  return std::nullopt;
+}
+
+}  // namespace detail
+
 /// The per-token tensors of `weights` (see the top of this file); nullopt, with a finding, when
 /// the input embedding cannot be found or is not a matrix.
 /// @param[in]  weights            the folder's weights
@@ -135,12 +147,9 @@ inline std::optional<token_tensors> find_token_tensors(const io::model_weights& 
     embedding_name = io::find_input_embedding(weights.folder(), all, names.embedding);
     head_name = io::find_output_embedding(weights.folder(), all, names.head);
   } catch (const clp::error& error) {
-    finding found = finding_of_error(error, weights.folder(), finding_kind::no_embedding);
-    found.message +=
-        "; the vocabulary checks did not run (name the tensors with --embedding-tensor and "
-        "--lm-head-tensor)";
-    findings.push_back(std::move(found));
-    return std::nullopt;
+    return detail::no_embedding(finding_of_error(error, weights.folder(), finding_kind::no_embedding), findings);
+  } catch (const io::file_error& error) {
+    return detail::no_embedding(finding_of_error(error, weights.folder(), finding_kind::no_embedding), findings);
   }
   token_tensors result;
   auto embedding = detail::matrix_entry(weights, embedding_name, token_tensor_role::embedding, findings);

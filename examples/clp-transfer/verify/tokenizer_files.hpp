@@ -159,7 +159,7 @@ inline void check_tokenizer_files(const std::filesystem::path& folder, const tok
       const io::sentencepiece_model read = io::read_sentencepiece_model(model);
       try {
         io::check_sentencepiece_agrees(model, read, reference, tokens.vocabulary());
-      } catch (const clp::malformed_file& disagreement) {
+      } catch (const io::malformed_file& disagreement) {
         finding found = finding_of_error(disagreement, model, finding_kind::tokenizer_files);
         found.message += "; the slow and the fast tokenizer encode text differently";
         findings.push_back(std::move(found));
