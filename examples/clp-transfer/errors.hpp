@@ -23,13 +23,9 @@ namespace clp_transfer {
     case clp::error_kind::non_finite_input:
       throw clp::non_finite_input(std::move(facts), std::move(problem));
     case clp::error_kind::unsupported_layout:
-      throw clp::unsupported_layout(std::move(facts), std::move(problem));
-    case clp::error_kind::io:
-      throw clp::io_error(std::move(facts), std::move(problem));
-    case clp::error_kind::malformed_file:
       break;
   }
-  throw clp::malformed_file(std::move(facts), std::move(problem));
+  throw clp::unsupported_layout(std::move(facts), std::move(problem));
 }
 
 /// The facts of an option at fault: "--k".

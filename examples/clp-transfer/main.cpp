@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   namespace program = clp_transfer;
   const std::vector<program::command> commands = {program::transfer_command(app), program::overlap_command(app),
                                                   program::similarity_command(app), program::evaluate_command(app),
-                                                  program::extend_command(app)};
+                                                  program::verify_command(app), program::extend_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

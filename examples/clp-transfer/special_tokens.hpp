@@ -302,7 +302,7 @@ inline std::optional<nlohmann::ordered_json> target_generation_config(
 }
 
 /// The generation_config.json of the output (target_generation_config) from the two models' files
-/// as read; throws clp::malformed_file naming a generation_config.json that is not a JSON object.
+/// as read; throws io::malformed_file naming a generation_config.json that is not a JSON object.
 inline std::optional<nlohmann::ordered_json> output_generation_config(const model_json_files& source,
                                                                       const model_json_files& helper) {
   for (const model_json_files* files : {&source, &helper})

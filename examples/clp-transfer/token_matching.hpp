@@ -141,7 +141,7 @@ inline token_matching match_tokens(const tokenizer_reading& source, const tokeni
 
 /// The library's forced pairs for the special tokens matched by role: the helper token's row
 /// takes the source token's row. A role whose two tokens are the same string is left out: the
-/// matching pairs them exactly. Throws clp::malformed_file naming the tokenizer file when a
+/// matching pairs them exactly. Throws io::malformed_file naming the tokenizer file when a
 /// role's token has an id past its embedding's rows (the library's refusal would name only ids).
 /// @param[in] roles        match_special_tokens' result
 /// @param[in] source_rows, helper_rows  rows of the source and the helper embedding

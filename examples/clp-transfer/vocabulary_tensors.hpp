@@ -321,7 +321,7 @@ inline bool decide_role(const tensor_description& t, const tensor_description& e
 ///                              bytes (the program compares the mapped bytes)
 /// @return every tensor with a dimension of the embedding's rows (and the ones named by
 ///         options), embedding included, in `tensors` order
-/// Throws clp::malformed_file naming `where` and the tensor when the embedding or head is not
+/// Throws io::malformed_file naming `where` and the tensor when the embedding or head is not
 /// [rows, n], clp::invalid_argument naming `where` and --transfer-tensor when a name it gives is
 /// missing, not floating point, or not vocabulary-sized.
 inline vocabulary_plan plan_vocabulary_tensors(const std::filesystem::path& where,

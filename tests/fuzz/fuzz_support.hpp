@@ -1,8 +1,8 @@
 // What every fuzz target of the clp-transfer input parsers shares: a private scratch folder
 // for the files the parsers read (they take paths, so each input is written to a file first),
-// and the rule that decides what is a bug. A parser may accept an input or refuse it with a
-// clp::io_error or clp::malformed_file whose facts name a file in the scratch folder and whose
-// message is one line naming it; any other exception, an error without the file, a broken
+// and the rule that decides what is a bug. A parser may accept an input or refuse it with an
+// error of the file layer (io::file_error: io_error, malformed_file, truncated_file) whose file
+// is in the scratch folder and whose message is one line naming it; any other exception, an error without the file, a broken
 // invariant of an accepted input, or anything a sanitizer reports, is a finding.
 //
 // The same sources build two ways (fuzz_registry.hpp): with clang's -fsanitize=fuzzer
@@ -28,6 +28,7 @@
 #include <clp/error.hpp>
 
 #include "fuzz_registry.hpp"
+#include "io/errors.hpp"
 #include "io/safetensors.hpp"
 #include "support/safetensors_bytes.hpp"
 
@@ -122,20 +123,22 @@ inline void check_message(const fs::path& folder, std::string_view message) {
   if (message.find_first_of("\n\r") != std::string_view::npos) finding("message is not one line", message);
 }
 
-/// Runs `parse`; a clp::io_error or clp::malformed_file naming a file in `folder` is a clean
-/// refusal, any other exception a finding. With `program_errors`, a clp::error of another kind
-/// naming the file is clean too (the program's own checks: a NaN in an embedding, say).
+/// Runs `parse`; an io::file_error naming a file in `folder` is a clean refusal, any other
+/// exception a finding. With `program_errors`, a clp::error naming the file is clean too (the
+/// program's own checks: a NaN in an embedding, say).
 template <class Parse>
 void expect_clean(const fs::path& folder, Parse&& parse, bool program_errors = false) {
   try {
     parse();
+  } catch (const clp_transfer::io::file_error& e) {
+    if (e.file().string().rfind(folder.string(), 0) != 0) finding("the error does not name the file", e.what());
+    check_message(folder, e.what());
   } catch (const clp::error& e) {
-    const bool file_error = e.kind() == clp::error_kind::io || e.kind() == clp::error_kind::malformed_file;
-    if (!file_error && !program_errors) finding("a clp::error that is neither io nor malformed_file", e.what());
+    if (!program_errors) finding("a clp::error, not an error of the file layer", e.what());
     if (e.facts().file.rfind(folder.string(), 0) != 0) finding("the error's facts do not name the file", e.what());
     check_message(folder, e.what());
   } catch (const std::exception& e) {
-    finding("an exception that is not a clp::error", e.what());
+    finding("an exception that is neither an io::file_error nor a clp::error", e.what());
   }
 }
 

@@ -53,7 +53,7 @@ class ordered_builder : public nlohmann::json_sax<nlohmann::ordered_json> {
   bool start_array(std::size_t) override { return open(nlohmann::ordered_json::array()); }
   bool end_array() override { return close(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& error) override {
-    malformed_tokenizer(origin_, std::string("is not valid JSON (") + error.what() + ")");
+    io::malformed_json(origin_, "not valid JSON", error);
   }
 
   nlohmann::ordered_json take() { return std::move(root_); }
@@ -102,7 +102,7 @@ class ordered_builder : public nlohmann::json_sax<nlohmann::ordered_json> {
 /// `text` parsed as an ordered_json, in time linear in its size.
 /// @param[in] text    JSON text
 /// @param[in] origin  its file, for messages
-/// @throws clp::malformed_file naming `origin` when it is not JSON, or an object holds a key twice
+/// @throws io::malformed_file naming `origin` when it is not JSON, or an object holds a key twice
 inline nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& origin) {
   detail::ordered_builder builder(origin);
   nlohmann::ordered_json::sax_parse(text, &builder);

@@ -1,5 +1,5 @@
 // How the extend modules refuse what they are given: a tokenizer that says something impossible
-// is a clp::malformed_file, one that is well formed but uses what extend does not support (or a
+// is an io::malformed_file (the file layer's), one that is well formed but uses what extend does not support (or a
 // choice of tokens that cannot be met) a clp::invalid_argument. Each names `origin`, the file or
 // option the caller read the value from, so that the message is the one line "<origin>: ...".
 #pragma once
@@ -11,16 +11,15 @@
 #include <clp/error.hpp>
 
 #include "extend/characters.hpp"
+#include "io/errors.hpp"
 
 namespace clp_transfer::extend {
 
-/// Throws clp::malformed_file: `origin` says something impossible or inconsistent.
+/// Throws io::malformed_file: `origin` says something impossible or inconsistent.
 /// @param[in] origin   the file the caller read the value from ("en/tokenizer.json")
 /// @param[in] problem  what is wrong, without the file's name
 [[noreturn]] inline void malformed_tokenizer(const std::string& origin, std::string problem) {
-  clp::error_facts facts;
-  facts.file = origin;
-  throw clp::malformed_file(std::move(facts), std::move(problem));
+  throw io::malformed_file(origin, std::move(problem));
 }
 
 /// Throws clp::invalid_argument: `origin` is well formed, but extend cannot do what it asks.

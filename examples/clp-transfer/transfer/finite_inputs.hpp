@@ -1,6 +1,6 @@
 // Before the synthesis: a NaN or infinity anywhere in a matrix the program reads means a broken
 // checkpoint, and is refused naming the file, even in a row no target token uses. Each row is
-// screened once: the library screens the rows it reads (clp::transfer: every helper row, the
+// screened once: the library screens the rows it reads (clp::synthesize_rows: every helper row, the
 // source rows of the overlap; its errors name the file through synthesise.hpp's origins), the
 // program the others, here.
 #pragma once

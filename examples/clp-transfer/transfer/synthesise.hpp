@@ -8,7 +8,6 @@
 #include <clp/baselines.hpp>
 #include <clp/evaluate.hpp>
 #include <clp/synthesize.hpp>
-#include <clp/transfer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -48,7 +47,7 @@ struct output_rows_watch {
 
 namespace detail {
 
-/// Where each matrix clp::transfer reads came from, by the names its errors give them.
+/// Where each matrix clp::synthesize_rows reads came from, by the names its errors give them.
 inline error_origins origins_of(const loaded_model& source, const embedding_matrix& helper) {
   error_origins origins;
   origins.add("source", source.embedding.origin()).add("helper", helper.origin());
@@ -57,7 +56,7 @@ inline error_origins origins_of(const loaded_model& source, const embedding_matr
   return origins;
 }
 
-/// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
+/// CLP-Transfer: clp::synthesize_rows with the embedding of the source and every tensor transferred
 /// with it, each in its own element type; its errors name the files.
 inline clp::synthesis_report transfer_rows(const loaded_model& source, const embedding_matrix& helper,
                                            const vocabulary_overlap& overlap, const synthesised_embeddings& out,
@@ -75,8 +74,8 @@ inline clp::synthesis_report transfer_rows(const loaded_model& source, const emb
     more.emplace_back(source.transferred[i].entry.name, source.transferred[i].source.view(),
                       out.transferred[i].output_view());
   return origins_of(source, helper).run([&] {
-    return clp::transfer(source.embedding.view(), helper.view(), overlap, out.embedding.output_view(), more,
-                         choice.weighting.policy, options);
+    return clp::synthesize_rows(source.embedding.view(), helper.view(), overlap, out.embedding.output_view(), more,
+                                choice.weighting.policy, options);
   });
 }
 

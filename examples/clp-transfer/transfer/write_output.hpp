@@ -43,7 +43,7 @@ inline void write_output(const io::staging_directory& staging, bool durable, con
   for (const std::filesystem::path& file : vocabulary.copied_files) {
     std::error_code error;
     if (!std::filesystem::copy_file(file, folder / file.filename(), error))
-      throw clp::io_error(io::about(file), "cannot copy into the output: " + error.message());
+      throw io::io_error(file, "cannot copy into the output: " + error.message());
     if (durable) io::flush_to_disk(folder / file.filename());
   }
   for (const file_text& file : vocabulary.written_files)

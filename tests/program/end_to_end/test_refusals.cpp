@@ -23,11 +23,11 @@ TEST_CASE("refused: a missing source or helper folder") {
   const workspace ws = gpt2_workspace();
   SUBCASE("source") {
     fs::remove_all(ws.pair.source.folder);
-    expect_refusal(ws, ws.pair.source.folder, {"not a directory"});
+    expect_refusal(ws, ws.pair.source.folder, {"no such file or folder"});
   }
   SUBCASE("helper") {
     fs::remove_all(ws.pair.helper.folder);
-    expect_refusal(ws, ws.pair.helper.folder, {"not a directory"});
+    expect_refusal(ws, ws.pair.helper.folder, {"no such file or folder"});
   }
 }
 
@@ -46,7 +46,8 @@ TEST_CASE("refused: a broken safetensors file") {
 
   SUBCASE("truncated in the middle of the data") {
     write_file(file, bytes.substr(0, std::size_t(data_start + data_size / 2)));
-    expect_refusal(ws, file, {"past the end"});
+    expect_refusal(ws, file, {"is truncated: it has " + std::to_string(data_start + data_size / 2) + " bytes",
+                              "runs to byte " + std::to_string(bytes.size()), "download it again"});
   }
   SUBCASE("empty") {
     write_file(file, "");
@@ -54,7 +55,7 @@ TEST_CASE("refused: a broken safetensors file") {
   }
   SUBCASE("a header length past the end of the file") {
     write_file(file, clp_test::length_prefix(bytes.size()) + bytes.substr(8));
-    expect_refusal(ws, file, {"header length", "past the end"});
+    expect_refusal(ws, file, {"is truncated", "the header runs to byte " + std::to_string(8 + bytes.size())});
   }
   SUBCASE("a header that is not JSON") {
     std::string broken = bytes;
@@ -66,7 +67,8 @@ TEST_CASE("refused: a broken safetensors file") {
     edit_header(file, [&](nlohmann::ordered_json& h) {
       h["transformer.ln_f.bias"]["data_offsets"] = {data_size, data_size + 256};
     });
-    expect_refusal(ws, file, {"transformer.ln_f.bias", "past the end"});
+    const std::uint64_t edited_data_start = 8 + clp_test::header_length(read_file(file));
+    expect_refusal(ws, file, {"is truncated", "runs to byte " + std::to_string(edited_data_start + data_size + 256)});
   }
   SUBCASE("data offsets overlapping another tensor") {
     edit_header(file, [](nlohmann::ordered_json& h) {
@@ -94,7 +96,7 @@ TEST_CASE("refused: a shard of a sharded checkpoint truncated in the middle of i
   const fs::path shard = ws.pair.source.folder / ws.pair.source.weight_files[1];
   const std::string bytes = read_file(shard);
   write_file(shard, bytes.substr(0, bytes.size() - 100));
-  expect_refusal(ws, shard, {"past the end"});
+  expect_refusal(ws, shard, {"is truncated", "download it again"});
 }
 
 TEST_CASE("refused: a bad tokenizer.json") {

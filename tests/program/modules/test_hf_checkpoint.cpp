@@ -12,6 +12,7 @@
 
 #include "io/safetensors.hpp"
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 #include "transfer/read_models.hpp"
@@ -77,28 +78,28 @@ TEST_CASE("a vocab.json's spelling comes from the tokenizer_config.json the fold
 TEST_CASE("a folder that is no model is refused naming the file at fault, the first in reading order") {
   temp_dir dir;
   const fs::path model = dir / "model";
-  const auto refusal = [&] { return refusal_of([&] { hf_checkpoint::read(model); }); };
-  check_refusal(refusal(), clp::error_kind::io, model, {"not a directory"});
+  const auto refusal = [&] { return file_refusal_of([&] { hf_checkpoint::read(model); }); };
+  check_refusal(refusal(), file_kind::io, model, {"no such file or folder"});
   write_model(model);
   SUBCASE("config.json missing") {
     fs::remove(model / "config.json");
-    check_refusal(refusal(), clp::error_kind::io, model / "config.json", {"cannot open"});
+    check_refusal(refusal(), file_kind::io, model / "config.json", {"cannot open"});
   }
   SUBCASE("config.json not an object") {
     write_file(model / "config.json", "[1]");
-    check_refusal(refusal(), clp::error_kind::malformed_file, model / "config.json", {"not a JSON object"});
+    check_refusal(refusal(), file_kind::malformed, model / "config.json", {"not a JSON object"});
   }
   SUBCASE("no weights") {
     fs::remove(model / "model.safetensors");
-    check_refusal(refusal(), clp::error_kind::malformed_file, model, {"no model.safetensors"});
+    check_refusal(refusal(), file_kind::malformed, model, {"no model.safetensors"});
   }
   SUBCASE("a tokenizer_config.json that is not JSON") {
     write_file(model / "tokenizer_config.json", "{");
-    check_refusal(refusal(), clp::error_kind::malformed_file, model / "tokenizer_config.json", {"not valid JSON"});
+    check_refusal(refusal(), file_kind::malformed, model / "tokenizer_config.json", {"not valid JSON"});
   }
   SUBCASE("no tokenizer") {
     fs::remove(model / "tokenizer.json");
-    check_refusal(refusal(), clp::error_kind::malformed_file, model, {"no tokenizer.json, vocab.json, SentencePiece model"});
+    check_refusal(refusal(), file_kind::malformed, model, {"no tokenizer.json, vocab.json, SentencePiece model"});
   }
 }
 
@@ -111,7 +112,7 @@ TEST_CASE("the weights' headers are handed out before the tokenizer is read, whe
   CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
   seen.clear();
   fs::remove(dir / "tokenizer.json");
-  check_refusal(refusal_of([&] { hf_checkpoint::read(dir.path, headers_read); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { hf_checkpoint::read(dir.path, headers_read); }), file_kind::malformed,
                 dir.path, {"no tokenizer.json, vocab.json, SentencePiece model"});
   CHECK(seen == std::vector<std::string>{"transformer.wte.weight"});
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/language_model_config.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "vocabulary_tensors.hpp"
 
@@ -323,21 +324,21 @@ TEST_CASE("refusals name the checkpoint, the tensor or option, and the problem")
   const equal_set bytes;
   vocabulary_tensor_options options;
   const auto refusal = [&](const std::vector<tensor_description>& tensors, const std::string& embedding) {
-    return refusal_of([&] { plan_vocabulary_tensors(where, tensors, embedding, options, bytes.callback()); });
+    return file_refusal_of([&] { plan_vocabulary_tensors(where, tensors, embedding, options, bytes.callback()); });
   };
   // A --transfer-tensor that names nothing usable is a bad option value; the whole message too,
   // as the user reads it.
   options.transfer_tensors = {"model.missing"};
   auto caught = refusal(llama_tensors(), "model.embed_tokens.weight");
   REQUIRE(caught);
-  CHECK(caught->kind == clp::error_kind::invalid_argument);
+  CHECK(caught->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(caught->facts.file == where.string());
   CHECK(caught->facts.argument == "--transfer-tensor");
   CHECK(caught->message == "models/source: --transfer-tensor \"model.missing\": no such tensor in the checkpoint");
   options.transfer_tensors = {"model.norm.weight"};
   caught = refusal(llama_tensors(), "model.embed_tokens.weight");
   REQUIRE(caught);
-  CHECK(caught->kind == clp::error_kind::invalid_argument);
+  CHECK(caught->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(caught->message ==
         "models/source: --transfer-tensor \"model.norm.weight\" has shape [4096], which does not start with the input "
         "embedding's 32000 rows (after leading 1s)");
@@ -353,7 +354,7 @@ TEST_CASE("refusals name the checkpoint, the tensor or option, and the problem")
   options.head = "model.norm.weight";
   caught = refusal(llama_tensors(), "model.embed_tokens.weight");
   REQUIRE(caught);
-  CHECK(caught->kind == clp::error_kind::malformed_file);
+  CHECK(caught->kind == kind_name(file_kind::malformed));
   CHECK(caught->facts.file == where.string());
   CHECK(caught->facts.tensor == "model.norm.weight");
   CHECK(caught->problem ==
@@ -362,7 +363,7 @@ TEST_CASE("refusals name the checkpoint, the tensor or option, and the problem")
   options.head.reset();
   caught = refusal(llama_tensors(), "model.norm.weight");
   REQUIRE(caught);
-  CHECK(caught->kind == clp::error_kind::malformed_file);
+  CHECK(caught->kind == kind_name(file_kind::malformed));
   CHECK(caught->facts.tensor == "model.norm.weight");
   CHECK(caught->message ==
         "models/source: tensor \"model.norm.weight\" is the input embedding, but has shape [4096], not [rows, cols]");
@@ -442,13 +443,13 @@ TEST_CASE("hidden size and vocab_size are read where the model reads them") {
   CHECK(language_model_hidden_size(json{{"n_embed", 14336}, {"vocab_size", 250880}}, file) == 14336);  // BLOOM-176B
   CHECK(language_model_hidden_size(json{{"d_model", 512}}, file) == 512);                              // T5
   CHECK(language_model_hidden_size(json::parse(R"({"text_config": {}, "hidden_size": 64})"), file) == 64);
-  const auto no_hidden_size = refusal_of([&] { language_model_hidden_size(llava_config(), file); });
+  const auto no_hidden_size = file_refusal_of([&] { language_model_hidden_size(llava_config(), file); });
   REQUIRE(no_hidden_size);
-  CHECK(no_hidden_size->kind == clp::error_kind::malformed_file);
+  CHECK(no_hidden_size->kind == kind_name(file_kind::malformed));
   CHECK(no_hidden_size->facts.file == file.string());
   CHECK(no_hidden_size->message ==
         "src/config.json: no n_embd or n_embed or hidden_size or d_model (looked in text_config and at the top level)");
-  CHECK(error_of([&] { language_model_vocab_size(json::parse(R"({"text_config": {"vocab_size": "big"}})"), file); }) ==
+  CHECK(error_of<clp_transfer::io::file_error>([&] { language_model_vocab_size(json::parse(R"({"text_config": {"vocab_size": "big"}})"), file); }) ==
         "src/config.json: text_config.vocab_size is \"big\", not a positive integer");
   CHECK(language_model_special_token_ids(gemma3_config()) == json{{"eos_token_id", {1, 106}}});
 }
@@ -456,11 +457,11 @@ TEST_CASE("hidden size and vocab_size are read where the model reads them") {
 TEST_CASE("sizes at the limits of int64") {
   const std::filesystem::path file = "/models/m/config.json";
   CHECK(language_model_vocab_size(json::parse(R"({"vocab_size": 9223372036854775807})"), file) == INT64_MAX);
-  CHECK(error_of([&] { language_model_vocab_size(json::parse(R"({"vocab_size": 9223372036854775808})"), file); }) ==
+  CHECK(error_of<clp_transfer::io::file_error>([&] { language_model_vocab_size(json::parse(R"({"vocab_size": 9223372036854775808})"), file); }) ==
         "/models/m/config.json: vocab_size is 9223372036854775808, not a positive integer");
-  CHECK(error_of([&] { language_model_hidden_size(json::parse(R"({"n_embd": -9223372036854775808})"), file); }) ==
+  CHECK(error_of<clp_transfer::io::file_error>([&] { language_model_hidden_size(json::parse(R"({"n_embd": -9223372036854775808})"), file); }) ==
         "/models/m/config.json: n_embd is -9223372036854775808, not a positive integer");
-  CHECK(error_of([&] { language_model_hidden_size(json::array(), file); }).find("no n_embd") != std::string::npos);
+  CHECK(error_of<clp_transfer::io::file_error>([&] { language_model_hidden_size(json::array(), file); }).find("no n_embd") != std::string::npos);
 }
 
 TEST_CASE("flat configs: vocab_size replaced, special ids from the helper, else dropped") {

@@ -17,6 +17,7 @@
 #include "io/hf_checkpoint.hpp"
 #include "io/safetensors.hpp"
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
@@ -83,11 +84,11 @@ TEST_CASE("role tokens past their embedding's rows, and an overlap of special to
   const hf_checkpoint source = model_of(dir / "source", {"a", "</s>"}, "</s>");
   const hf_checkpoint helper = model_of(dir / "helper", {"<eot>", "b"}, "<eot>");
   // The library would name only the ids; the program names the tokenizer file.
-  check_refusal(refusal_of([&] { match_models(source, helper, {}, 1, 2); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { match_models(source, helper, {}, 1, 2); }), file_kind::malformed,
                 source.tokenizer.file, {"eos token \"</s>\" has id 1, past the 1 rows of its embedding"});
-  const auto alone = refusal_of([&] { match_models(source, helper, {}, 2, 2); });
+  const auto alone = file_refusal_of([&] { match_models(source, helper, {}, 2, 2); });
   REQUIRE(alone);
-  CHECK(alone->kind == clp::error_kind::invalid_argument);
+  CHECK(alone->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(alone->message.rfind(source.tokenizer.file.string() + " and " + helper.tokenizer.file.string() + ": ", 0) == 0);
   CHECK(alone->problem.find("share no token") != std::string::npos);
 }
@@ -98,7 +99,7 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
                                     .add("k", option_facts("--k"))
                                     .otherwise("a.json and b.json");
   const auto rethrown = [&](const clp::error& e) {
-    return refusal_of([&] { origins.run([&]() -> int { throw e; }); });
+    return file_refusal_of([&] { origins.run([&]() -> int { throw e; }); });
   };
 
   clp::error_facts nan_facts;
@@ -108,7 +109,7 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
   nan_facts.column = 2;
   const auto nan = rethrown(clp::non_finite_input(nan_facts));
   REQUIRE(nan);
-  CHECK(nan->kind == clp::error_kind::non_finite_input);
+  CHECK(nan->kind == kind_name(clp::error_kind::non_finite_input));
   CHECK(nan->facts.file == "helper/model.safetensors");
   CHECK(nan->facts.tensor == "wte.weight");
   CHECK(nan->facts.argument.empty());
@@ -119,7 +120,7 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
   const auto k =
       rethrown(clp::invalid_argument(clp::error_facts::in("clp::make_weighting").with_argument("k"), "must be at least 1, not 0"));
   REQUIRE(k);
-  CHECK(k->kind == clp::error_kind::invalid_argument);
+  CHECK(k->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(k->message == "--k must be at least 1, not 0");
 
   const auto both =

@@ -16,6 +16,7 @@
 #include "io/tokenizer/tokenizer_json.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
@@ -69,7 +70,7 @@ std::optional<special_tokens> real_roles(const std::string& name) {
   if (!folder) return std::nullopt;
   const auto it = read.find(name);
   if (it != read.end()) return it->second;
-  return read[name] = roles_of(*folder, clp_transfer::io::read_tokenizer_json(*folder / "tokenizer.json"));
+  return read[name] = roles_of(*folder, clp_transfer::io::read_tokenizer_json(*folder / "tokenizer.json").vocabulary);
 }
 
 /// The roles of the real tokenizer `name`, {bos, eos, pad, unk} as tokenizer_config.json names
@@ -156,7 +157,7 @@ TEST_CASE("roles of the shipped GPT-2 style models") {
   for (const char* name : {"en-large", "de-small"}) {
     CAPTURE(name);
     const auto folder = example_models_dir / name;
-    const special_tokens roles = roles_of(folder, clp_transfer::io::read_tokenizer_json(folder / "tokenizer.json"));
+    const special_tokens roles = roles_of(folder, clp_transfer::io::read_tokenizer_json(folder / "tokenizer.json").vocabulary);
     check_roles(roles, {{"<|endoftext|>", 4999}, {"<|endoftext|>", 4999}, {nullptr, 0}, {"<|endoftext|>", 4999}});
     REQUIRE(roles[token_role::eos].has_value());
     CHECK(roles[token_role::eos]->declared_by == "tokenizer_config.json eos_token");
@@ -214,7 +215,7 @@ TEST_CASE("precedence of the files that name special tokens") {
   SUBCASE("no files: no roles; a file that is not JSON: an error naming it") {
     check_roles(roles_of(dir.path, vocabulary), {{nullptr, 0}, {nullptr, 0}, {nullptr, 0}, {nullptr, 0}});
     write_file(dir / "config.json", "{");
-    check_refusal(refusal_of([&] { roles_of(dir.path, vocabulary); }), clp::error_kind::malformed_file,
+    check_refusal(file_refusal_of([&] { roles_of(dir.path, vocabulary); }), file_kind::malformed,
                   dir / "config.json", {"not valid JSON"});
   }
 }
@@ -279,8 +280,8 @@ TEST_CASE("target_generation_config: the source's settings with the helper's tok
                   .has_value());
   write_file(helper_dir / "generation_config.json", "[1]");
   const model_json_files helper_files = model_json_files::read(helper_dir.path);
-  check_refusal(refusal_of([&] { output_generation_config(model_json_files::read(source_dir.path), helper_files); }),
-                clp::error_kind::malformed_file, helper_dir / "generation_config.json", {"not a JSON object"});
+  check_refusal(file_refusal_of([&] { output_generation_config(model_json_files::read(source_dir.path), helper_files); }),
+                file_kind::malformed, helper_dir / "generation_config.json", {"not a JSON object"});
   CHECK(read_special_tokens(helper_files, vocabulary_of({"a", "b"})).notes ==
         std::vector<std::string>{(helper_dir / "generation_config.json").string() + ": not a JSON object; ignored"});
 }

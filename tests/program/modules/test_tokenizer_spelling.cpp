@@ -17,6 +17,7 @@
 #include "io/tokenizer/tokenizer_json.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 #include "token_matching.hpp"
@@ -270,12 +271,12 @@ TEST_CASE("a spelling that cannot be told is unknown, with the reason") {
 TEST_CASE("read_tokenizer_spelling: unreadable input names the file") {
   temp_dir dir;
   write_file(dir / "tokenizer.json", "{\"model\": ");
-  check_refusal(refusal_of([&] { read_tokenizer_spelling(dir / "tokenizer.json"); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { read_tokenizer_spelling(dir / "tokenizer.json"); }), file_kind::malformed,
                 dir / "tokenizer.json", {"not valid JSON"});
-  check_refusal(refusal_of([&] { read_tokenizer_spelling(dir / "absent.json"); }), clp::error_kind::io,
+  check_refusal(file_refusal_of([&] { read_tokenizer_spelling(dir / "absent.json"); }), file_kind::io,
                 dir / "absent.json", {"no such file or folder"});
   temp_dir empty;
-  check_refusal(refusal_of([&] { read_tokenizer_spelling(empty.path); }), clp::error_kind::malformed_file, empty.path,
+  check_refusal(file_refusal_of([&] { read_tokenizer_spelling(empty.path); }), file_kind::malformed, empty.path,
                 {"no tokenizer.json, vocab.json, SentencePiece model"});
 }
 
@@ -284,7 +285,7 @@ TEST_CASE("the declarations are read without the vocabulary") {
   write_file(dir / "tokenizer.json",
              R"({"added_tokens": [{"id": 0, "content": "<s>"}], "decoder": {"type": "ByteLevel"},
     "model": {"type": "BPE", "byte_fallback": false, "vocab": {"<s>": 0, "a": 1}, "merges": ["a a"]}})");
-  const nlohmann::json declarations = clp_transfer::io::read_tokenizer_declarations(dir / "tokenizer.json");
+  const nlohmann::json declarations = clp_transfer::io::read_tokenizer_json(dir / "tokenizer.json", clp_transfer::io::tokenizer_json_options::declarations_only()).declarations;
   CHECK(declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
                                                  "model": {"type": "BPE", "byte_fallback": false}})"));
 }
@@ -301,16 +302,18 @@ TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its 
   temp_dir dir;
   const auto is_tokenizer_json = [&](const std::string& text) {
     write_file(dir / "t.json", text);
-    return clp_transfer::detail::is_tokenizer_json(dir / "t.json");
+    return clp_transfer::io::read_json_vocabulary(dir / "t.json",
+                                                  clp_transfer::io::tokenizer_json_options::declarations_only())
+        .is_tokenizer_json;
   };
   CHECK(is_tokenizer_json(R"({"version": "1.0", "added_tokens": [{"model": {}}], "model": {"vocab": {}}})"));
-  CHECK(is_tokenizer_json(R"({"model": {}, "then": not json})"));  // decided before the rest is read
-  CHECK_FALSE(is_tokenizer_json(R"({"model": 5, "a": 0})"));       // a vocab.json holding the token "model"
+  CHECK_FALSE(is_tokenizer_json(R"({"model": 5, "a": 0})"));  // a vocab.json holding the token "model"
   CHECK_FALSE(is_tokenizer_json(R"({"a": {"model": {}}, "b": [{"model": {}}]})"));
   CHECK_FALSE(is_tokenizer_json(R"([{"model": {}}])"));
   CHECK_FALSE(is_tokenizer_json(R"({"model": [{}]})"));
-  CHECK_FALSE(is_tokenizer_json(R"({"a": )"));
-  CHECK_FALSE(is_tokenizer_json(std::string(5000, '[')));
+  // One pass reads the whole file, so what is not JSON is refused whichever kind it began as.
+  for (const std::string& text : std::vector<std::string>{R"({"model": {}, "then": not json})", R"({"a": )", std::string(5000, '[')})
+    check_refusal(file_refusal_of([&] { is_tokenizer_json(text); }), file_kind::malformed, dir / "t.json", {});
 
   // Read whole as what it is.
   write_file(dir / "t.json", R"({"model": 5, "a": 0})");
@@ -324,9 +327,9 @@ TEST_CASE("a tokenizer.json under another name is told from a vocab.json by its 
 }
 
 TEST_CASE("option values the program cannot use are clp::invalid_arguments naming the option") {
-  const auto fuzzy = refusal_of([] { parse_match("fuzzy", true); });
+  const auto fuzzy = file_refusal_of([] { parse_match("fuzzy", true); });
   REQUIRE(fuzzy);
-  CHECK(fuzzy->kind == clp::error_kind::invalid_argument);
+  CHECK(fuzzy->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(fuzzy->facts.argument == "--match");
   CHECK(fuzzy->message == "--match must be bytes or exact, not 'fuzzy'");
   CHECK(parse_match("exact", true).match == clp::token_match::exact);

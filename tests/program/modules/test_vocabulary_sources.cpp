@@ -15,6 +15,7 @@
 #include "io/tokenizer/reading.hpp"
 #include "io/tokenizer/spelling.hpp"
 #include "support/files.hpp"
+#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/sentencepiece_bytes.hpp"
 #include "support/temp_dir.hpp"
@@ -83,7 +84,7 @@ TEST_CASE("tokenizer.json is read and every SentencePiece model beside it checke
   CHECK(agreeing.notes.empty());
   // A stale spiece.model beside them: another vocabulary, never silently used or ignored.
   write_file(model / "spiece.model", sentencepiece_model_bytes({{"<unk>", 0, 2}, {"\xe2\x96\x81" "zzz", 0, 1}}));
-  check_refusal(refusal_of([&] { hf_checkpoint::read(model); }), clp::error_kind::malformed_file,
+  check_refusal(file_refusal_of([&] { hf_checkpoint::read(model); }), file_kind::malformed,
                 model / "spiece.model", {"disagrees with tokenizer.json", "\"\xe2\x96\x81zzz\"", "is not in it"});
   // A tiktoken file cannot be checked: named in a note, which the program prints as a warning.
   fs::remove(model / "spiece.model");
@@ -93,7 +94,7 @@ TEST_CASE("tokenizer.json is read and every SentencePiece model beside it checke
   CHECK(noted.notes[0].find("tiktoken") != std::string::npos);
   // Alone, it is refused by name.
   fs::remove(model / "tokenizer.json");
-  check_refusal(refusal_of([&] { read_tokenizer(model); }), clp::error_kind::malformed_file, model / "tokenizer.model",
+  check_refusal(file_refusal_of([&] { read_tokenizer(model); }), file_kind::malformed, model / "tokenizer.model",
                 {"tiktoken's BPE ranks"});
 }
 

@@ -205,7 +205,7 @@ class embedding_matrix {
       : dtype_(dtype), rows_(rows), cols_(cols), file_(std::move(file)), tensor_(std::move(tensor)) {
     const auto type = element_type_of(dtype);
     if (!type)
-      throw clp::malformed_file(origin(), "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)");
+      throw io::malformed_file(file_, "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)", tensor_);
     type_ = *type;
   }
   static embedding_matrix map(const io::located_tensor& found, Index rows, Index cols);

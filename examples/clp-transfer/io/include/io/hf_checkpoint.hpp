@@ -67,14 +67,14 @@ struct hf_checkpoint {
 
   /// Reads the model folder `folder`: config.json (which must be there, a JSON object), the
   /// weights' headers, the other JSON files, then the tokenizer. Throws naming the file at
-  /// fault, the first in that order: clp::io_error for a folder or file that cannot be opened,
-  /// clp::malformed_file for one that is wrong. `headers_read`, when given, is called with the
+  /// fault, the first in that order: io_error for a folder or file that cannot be opened,
+  /// malformed_file for one that is wrong. `headers_read`, when given, is called with the
   /// weights as soon as their headers are read, before the tokenizer is parsed (read_models.hpp
   /// starts bringing in the embeddings' pages there).
   static hf_checkpoint read(const std::filesystem::path& folder,
                             const std::function<void(const io::model_weights&)>& headers_read = {}) {
     std::error_code ignored;
-    if (!std::filesystem::is_directory(folder, ignored)) throw clp::io_error(io::about(folder), "not a directory");
+    if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
     const std::filesystem::path config_file = folder / "config.json";
     auto config = io::read_json_file<nlohmann::ordered_json>(config_file);
     if (!config.is_object()) io::malformed(config_file, "not a JSON object");

@@ -72,8 +72,8 @@ inline std::string output_weight_name(const std::string& name, weight_format for
   return stem + ".safetensors";
 }
 
-/// The weights of a model folder. Throws naming the file at fault: clp::io_error for a file
-/// that cannot be opened, clp::malformed_file for one that lies.
+/// The weights of a model folder. Throws naming the file at fault: io_error for a file
+/// that cannot be opened, malformed_file for one that lies.
 class model_weights {
  public:
   /// Opens the weights in `folder`: the first of model.safetensors,

@@ -116,7 +116,7 @@ class staging_directory {
     if (std::rename(path_.c_str(), target_.c_str()) != 0) {
       const std::string problem = std::string("cannot move the new output into place: ") + std::strerror(errno);
       const bool restored = std::rename(aside.c_str(), target_.c_str()) == 0;
-      throw clp::io_error(about(target_), problem + (restored ? "" : "; the old output is now at " + aside.string()));
+      throw io_error(target_, problem + (restored ? "" : "; the old output is now at " + aside.string()));
     }
     committed_ = true;
     std::filesystem::remove_all(aside, ignored);  // a leftover would only cost disk space

@@ -37,8 +37,8 @@ enum class weight_format {
 /// A weight file opened for reading: its checked tensors, and their bytes on demand.
 class weight_file {
  public:
-  /// Opens `path` and reads its tensors as `format`; throws clp::io_error (cannot open) or
-  /// clp::malformed_file (a file that lies, or is not of the format) naming the file.
+  /// Opens `path` and reads its tensors as `format`; throws io_error (cannot open) or
+  /// malformed_file (a file that lies, or is not of the format) naming the file.
   /// @param[in] path    the file
   /// @param[in] format  its format
   weight_file(std::filesystem::path path, weight_format format) : path_(std::move(path)), format_(format) {
@@ -46,7 +46,7 @@ class weight_file {
     if (fd_.get() < 0) failed(path_, "cannot open");
     struct stat info {};
     if (::fstat(fd_.get(), &info) != 0) failed(path_, "cannot stat");
-    if (!S_ISREG(info.st_mode)) throw clp::io_error(about(path_), "not a regular file");
+    if (!S_ISREG(info.st_mode)) throw io_error(path_, "not a regular file");
     file_size_ = static_cast<std::uint64_t>(info.st_size);
     if (format == weight_format::safetensors) {
       safetensors_header header = read_safetensors_header(path_, fd_.get(), file_size_);

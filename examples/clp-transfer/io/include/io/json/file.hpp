@@ -1,5 +1,5 @@
 // JSON files as the I/O layer reads them: whole, with a depth limit checked on the raw text
-// before parsing, and every error of the JSON library turned into a clp::malformed_file naming
+// before parsing, and every error of the JSON library turned into a malformed_file naming
 // the file, so that no library message reaches the user without it.
 #pragma once
 
@@ -50,7 +50,7 @@ inline std::size_t json_text_depth(std::string_view text) {
   return deepest;
 }
 
-/// The whole of `file`; throws clp::io_error naming it when it cannot be opened. An empty file
+/// The whole of `file`; throws io_error naming it when it cannot be opened. An empty file
 /// (or a folder) reads as "": the JSON parser then says what is wrong.
 /// @param[in] file  file to read
 inline std::string read_text_file(const std::filesystem::path& file) {
@@ -72,7 +72,7 @@ inline std::string read_text_file(const std::filesystem::path& file) {
   return text;
 }
 
-/// Throws clp::malformed_file naming `file` when JSON `text` nests deeper than max_json_depth.
+/// Throws malformed_file naming `file` when JSON `text` nests deeper than max_json_depth.
 /// @param[in] file  the file `text` came from
 /// @param[in] text  JSON text (need not be valid)
 inline void check_json_depth(const std::filesystem::path& file, std::string_view text) {
@@ -80,8 +80,8 @@ inline void check_json_depth(const std::filesystem::path& file, std::string_view
     malformed(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
 }
 
-/// Parses a JSON file; throws naming the file when it cannot be read (clp::io_error) or is not
-/// JSON (clp::malformed_file: a syntax error, a number too large for a double such as 9e999,
+/// Parses a JSON file; throws naming the file when it cannot be read (io_error) or is not
+/// JSON (malformed_file: a syntax error, a number too large for a double such as 9e999,
 /// or nesting deeper than max_json_depth).
 /// @tparam    Json  nlohmann::json (fast, sorted keys) or nlohmann::ordered_json (keeps the
 ///                  file's key order, but inserts in linear time: small files only)
@@ -107,7 +107,7 @@ std::optional<Json> read_json_file_if_present(const std::filesystem::path& file)
 }
 
 /// Runs `read`, which interprets JSON read from `file`, turning any nlohmann exception that
-/// escapes it (a type or range error the checks did not foresee) into a clp::malformed_file
+/// escapes it (a type or range error the checks did not foresee) into a malformed_file
 /// naming `file`.
 /// @param[in] file  the file `read` interprets
 /// @param[in] read  callable; its result is returned

@@ -1,7 +1,7 @@
 // The one check of a safetensors header, as strict as the format's reference validate(): the
 // tensors must tile the data section exactly (contiguous from offset 0, in offset order, no gap
 // and nothing after the last one), names are unique, dtypes known, sizes fit their shapes, and
-// the header is at most 100 MB. Every problem is a clp::malformed_file naming the file (and the
+// the header is at most 100 MB. Every problem is a malformed_file naming the file (and the
 // tensor, where one is at fault).
 #pragma once
 
@@ -103,10 +103,10 @@ inline tensor_entry parse_entry_type(const std::filesystem::path& path, const st
   return tensor;
 }
 
-/// One tensor's entry: its type and shape, and where its bytes lie in a file of `file_size`
-/// bytes whose data section starts at `data_start`.
+/// One tensor's entry: its type and shape, and where its bytes lie in a file whose data section
+/// starts at `data_start` (whether the file holds them is checked on all entries together).
 inline tensor_entry parse_entry(const std::filesystem::path& path, const std::string& name, const nlohmann::json& value,
-                                std::uint64_t data_start, std::uint64_t file_size) {
+                                std::uint64_t data_start) {
   tensor_entry tensor = parse_entry_type(path, name, value);
   const auto bad = [&](const std::string& problem) { malformed(path, problem, name); };
   const auto count = element_count(tensor.shape, tensor.element_size);
@@ -117,11 +117,9 @@ inline tensor_entry parse_entry(const std::filesystem::path& path, const std::st
     bad("\"data_offsets\" is not a pair of non-negative integers");
   const auto begin = offsets[0].get<std::uint64_t>();
   const auto end = offsets[1].get<std::uint64_t>();
-  const std::uint64_t data_size = file_size - data_start;
   if (end < begin) bad("data_offsets end " + std::to_string(end) + " is before begin " + std::to_string(begin));
-  if (end > data_size)
-    bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-        "] run past the end of the data section (" + std::to_string(data_size) + " bytes)");
+  if (end > std::numeric_limits<std::uint64_t>::max() - data_start)
+    bad("data_offsets end " + std::to_string(end) + " lies past the end of any file");
   tensor.offset = data_start + begin;
   tensor.byte_size = end - begin;
   if (tensor.byte_size != *count * tensor.element_size)
@@ -181,19 +179,17 @@ inline std::uint64_t read_header_length(const std::filesystem::path& path, int f
   read_exactly(path, fd, length_bytes, 8, 0, "the header length");
   std::uint64_t length = 0;
   for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
-  if (length > file_size - 8)
-    malformed(path, "header length " + std::to_string(length) + " runs past the end of the file (" +
-                        std::to_string(file_size) + " bytes)");
   if (length > max_header_bytes)
     malformed(path, "header length " + std::to_string(length) + " exceeds the " +
                         std::to_string(max_header_bytes / 1'000'000) + " MB limit (corrupt file?)");
+  if (length > file_size - 8) throw truncated_file(path, 8 + length, file_size, "the header");
   return length;
 }
 
 }  // namespace detail
 
 /// Reads and validates the header of the safetensors file open on `fd`; throws
-/// clp::malformed_file (or clp::io_error for a failed read) naming `path`.
+/// malformed_file (or io_error for a failed read) naming `path`.
 /// @param[in] path       the file, for messages
 /// @param[in] fd         open descriptor of it
 /// @param[in] file_size  its size in bytes
@@ -208,8 +204,11 @@ inline safetensors_header read_safetensors_header(const std::filesystem::path& p
     if (name == "__metadata__")
       header.metadata = detail::parse_metadata(path, value);
     else
-      header.tensors.push_back(detail::parse_entry(path, name, value, header.data_start, file_size));
+      header.tensors.push_back(detail::parse_entry(path, name, value, header.data_start));
   }
+  std::uint64_t data_end = header.data_start;
+  for (const tensor_entry& tensor : header.tensors) data_end = std::max(data_end, tensor.offset + tensor.byte_size);
+  if (data_end > file_size) throw truncated_file(path, data_end, file_size, "the tensor data its header lists");
   // nlohmann::json sorts keys, and the header's key order carries no meaning anyway: data order
   // does, for sequential copies. Sorting by (begin, end) puts an empty tensor before the one
   // starting where it sits; several empties at one offset stay in name order.

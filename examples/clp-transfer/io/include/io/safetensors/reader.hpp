@@ -17,8 +17,8 @@ namespace clp_transfer::io {
 /// A safetensors file opened for reading: its checked header, and the bytes on demand.
 class safetensors_file : public weight_file {
  public:
-  /// Opens `path` and checks its header; throws clp::io_error (cannot open) or
-  /// clp::malformed_file (a header that lies) naming the file.
+  /// Opens `path` and checks its header; throws io_error (cannot open) or
+  /// malformed_file (a header that lies) naming the file.
   /// @param[in] path  safetensors file
   explicit safetensors_file(std::filesystem::path path) : weight_file(std::move(path), weight_format::safetensors) {}
 

@@ -5,7 +5,7 @@
 // fresh memory as the output itself. The disk writes of the rest are started as the bytes
 // arrive, so that the flush at the end has little left to do. A caller's mistake (a repeated
 // name, a size that does not fit its shape, bytes past the end) is a clp::invalid_argument; a
-// failed write a clp::io_error; both name the file.
+// failed write a io_error; both name the file.
 #pragma once
 
 #include <fcntl.h>
@@ -353,7 +353,7 @@ class safetensors_writer {
 inline void copy_range(int in_fd, off_t offset, std::size_t size, safetensors_writer& out) {
   out.expect(size);
   const auto source_ended = [&] {
-    throw clp::io_error(about(out.path()), "source ended before " + std::to_string(size) + " bytes from offset " +
+    throw io_error(out.path(), "source ended before " + std::to_string(size) + " bytes from offset " +
                                               std::to_string(offset) + " were copied");
   };
   // The next part: what fits in the first incomplete tensor, and where it goes.

@@ -1,6 +1,6 @@
 // The POSIX calls the safetensors reader and writer make, wrapped once: a descriptor that closes
 // itself, positioned reads and writes that retry short transfers and EINTR, and a flush to disk. Each
-// failure is a clp::io_error naming the file (io/errors.hpp).
+// failure is a io_error naming the file (io/errors.hpp).
 #pragma once
 
 #include <fcntl.h>
@@ -60,7 +60,7 @@ inline void read_exactly(const std::filesystem::path& path, int fd, void* buffer
     const ssize_t got = ::pread(fd, out, size, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) failed(path, "reading " + what);
-    if (got == 0) malformed(path, "file ended while reading " + what + " (truncated?)");
+    if (got == 0) throw truncated_file(path, offset + size, offset, what);
     out += got;
     size -= static_cast<std::size_t>(got);
     offset += static_cast<std::uint64_t>(got);
@@ -93,7 +93,7 @@ inline bool try_flush_to_disk(const std::filesystem::path& path) noexcept {
   return fd.get() >= 0 && ::fsync(fd.get()) == 0;
 }
 
-/// Flushes file or folder `path` to disk; throws clp::io_error naming it on failure.
+/// Flushes file or folder `path` to disk; throws io_error naming it on failure.
 /// @param[in] path  file or folder
 inline void flush_to_disk(const std::filesystem::path& path) {
   if (!try_flush_to_disk(path)) failed(path, "cannot flush to disk");

@@ -71,7 +71,7 @@ inline std::vector<std::filesystem::path> sentencepiece_models_beside(const std:
 inline token_vocabulary read_vocabulary_file(const vocabulary_source& source) {
   switch (source.format) {
     case vocabulary_format::tokenizer_json:
-      return read_tokenizer_json(source.file);
+      return read_tokenizer_json(source.file).vocabulary;
     case vocabulary_format::vocab_json:
       return read_vocab_json(source.file);
     case vocabulary_format::sentencepiece:
@@ -83,7 +83,7 @@ inline token_vocabulary read_vocabulary_file(const vocabulary_source& source) {
 }
 
 /// Reads the vocabulary of a model folder from the file find_vocabulary_file names; throws
-/// clp::malformed_file naming the folder when it has none.
+/// malformed_file naming the folder when it has none.
 /// @param[in] folder  model folder
 inline token_vocabulary read_vocabulary(const std::filesystem::path& folder) {
   const std::optional<vocabulary_source> source = find_vocabulary_file(folder);
@@ -100,7 +100,7 @@ inline std::vector<std::filesystem::path> tokenizer_files(const std::filesystem:
       "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt", "vocab.txt"};
   std::error_code error;
   std::filesystem::directory_iterator items(folder, error);
-  if (error) throw clp::io_error(about(folder), "cannot list: " + error.message());
+  if (error) throw io_error(folder, "cannot list: " + error.message());
   std::vector<std::filesystem::path> files;
   for (const auto& item : items) {
     const std::string name = item.path().filename().string();

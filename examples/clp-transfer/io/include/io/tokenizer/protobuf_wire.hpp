@@ -4,7 +4,7 @@
 // that many bytes (2: strings, bytes, nested messages), or 4 little-endian bytes (5). Groups
 // (types 3 and 4) are long deprecated and refused. protobuf_input reads those encodings,
 // protobuf_reader the fields made of them. Every read is bounds-checked; a problem is a
-// clp::malformed_file naming the file, the byte and the message being read.
+// malformed_file naming the file, the byte and the message being read.
 #pragma once
 
 #include <cstddef>
@@ -91,10 +91,12 @@ class protobuf_input {
     return bytes;
   }
 
-  /// Throws clp::malformed_file naming the file: `problem` at byte `position` of the file.
+  /// Throws malformed_file naming the file: `problem` at byte `position` of the file.
   [[noreturn]] void fail(std::uint64_t position, const std::string& problem) const {
-    malformed(file_, "byte " + std::to_string(position) + ": " + problem + " in " + what_ +
-                         " (not a protobuf message, or a truncated one)");
+    throw malformed_file(file_,
+                         "byte " + std::to_string(position) + ": " + problem + " in " + what_ +
+                             " (not a protobuf message, or a truncated one)",
+                         {}, static_cast<std::int64_t>(position));
   }
 
  private:

@@ -37,63 +37,9 @@ struct tokenizer_reading {
 
 namespace detail {
 
-/// Stops a SAX parse at the top-level "model" key's value, noting whether it is an object.
-class model_object_finder final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  bool found = false;
-
-  bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t) override {
-    found = model_next_;
-    ++depth_;
-    return !found;
-  }
-  bool start_array(std::size_t) override {
-    ++depth_;
-    return value();
-  }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-  bool key(string_t& key) override {
-    model_next_ = depth_ == 1 && key == "model";
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override { return false; }
-
- private:
-  bool value() {
-    model_next_ = false;
-    return true;
-  }
-  bool close() {
-    --depth_;
-    return value();
-  }
-  std::size_t depth_ = 0;
-  bool model_next_ = false;
-};
-
-/// Whether `file` (not named tokenizer.json, vocab.json or encoder.json) is a tokenizer.json:
-/// an object whose "model" is an object. vocab.json files map tokens to integers (and may
-/// well hold the token "model"). The file is scanned up to that "model", not parsed whole.
-inline bool is_tokenizer_json(const std::filesystem::path& file) {
-  if (file.filename() == "tokenizer.json") return true;
-  if (file.filename() == "vocab.json" || file.filename() == "encoder.json") return false;
-  std::ifstream in(file, std::ios::binary);
-  model_object_finder finder;
-  nlohmann::json::sax_parse(in, &finder);
-  return finder.found;
-}
-
 /// The vocabulary and spelling of a tokenizer.json, read in one pass.
 inline tokenizer_reading read_tokenizer_json_file(const std::filesystem::path& file) {
-  io::tokenizer_json_contents contents = io::read_tokenizer_json_contents(file);
+  io::tokenizer_json_contents contents = io::read_tokenizer_json(file);
   return {file, std::move(contents.vocabulary), spelling_from_declarations(contents.declarations), {}};
 }
 
@@ -185,15 +131,23 @@ inline tokenizer_reading read_tokenizer(const std::filesystem::path& path) {
                                                                           : std::nullopt;
     return read_folder_tokenizer(path, config ? &*config : nullptr);
   }
-  if (!std::filesystem::exists(path)) throw clp::io_error(io::about(path), "no such file or folder");
+  if (!std::filesystem::exists(path)) io::missing_path(path);
   if (path.extension() == ".model") return detail::read_sentencepiece_file(path);
   if (path.filename() == "vocab.txt") {
     const auto config = tokenizer_config_beside(path);
     return detail::read_vocab_txt_file(path, config ? &*config : nullptr);
   }
-  if (detail::is_tokenizer_json(path)) return detail::read_tokenizer_json_file(path);
-  const auto config = path.filename() == "encoder.json" ? std::nullopt : tokenizer_config_beside(path);
-  return detail::read_vocab_file(path, config ? &*config : nullptr);
+  if (path.filename() == "encoder.json") return detail::read_vocab_file(path, nullptr);
+  if (path.filename() == "vocab.json") {
+    const auto config = tokenizer_config_beside(path);
+    return detail::read_vocab_file(path, config ? &*config : nullptr);
+  }
+  // Any other JSON file is a tokenizer.json or a vocab.json: one pass reads it and tells which.
+  io::json_vocabulary read = io::read_json_vocabulary(path);
+  if (read.is_tokenizer_json)
+    return {path, std::move(read.contents.vocabulary), spelling_from_declarations(read.contents.declarations), {}};
+  const auto config = tokenizer_config_beside(path);
+  return {path, std::move(read.contents.vocabulary), spelling_of_vocab_file(path, config ? &*config : nullptr), {}};
 }
 
 }  // namespace clp_transfer

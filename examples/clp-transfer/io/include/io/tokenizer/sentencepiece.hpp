@@ -4,7 +4,7 @@
 // with its score and type, the model type and byte fallback of trainer_spec (field 2), and
 // whether normalizer_spec (field 3) escapes whitespace as "▁". Every other field is skipped
 // unread. A tokenizer.model in tiktoken's text format (Llama 3's original/tokenizer.model) is
-// recognised and refused by name. Every refusal is a clp::malformed_file naming the file.
+// recognised and refused by name. Every refusal is a malformed_file naming the file.
 #pragma once
 
 #include <algorithm>
@@ -192,8 +192,8 @@ inline bool is_tiktoken_file(const std::filesystem::path& file) {
   return detail::looks_like_tiktoken(head);
 }
 
-/// Reads the SentencePiece model `file`; throws clp::io_error when it cannot be read,
-/// clp::malformed_file when it is no SentencePiece model (a tiktoken file among them).
+/// Reads the SentencePiece model `file`; throws io_error when it cannot be read,
+/// malformed_file when it is no SentencePiece model (a tiktoken file among them).
 /// @param[in] file  tokenizer.model, spiece.model, sentencepiece.bpe.model, ...
 inline sentencepiece_model read_sentencepiece_model(const std::filesystem::path& file) {
   std::error_code error;
@@ -218,7 +218,7 @@ inline token_vocabulary sentencepiece_vocabulary(const std::filesystem::path& fi
 /// token there, and the pieces other than control and unknown ones have the same ids there
 /// shifted by one offset (0, or fairseq's 1 in XLM-R, mBART and CamemBERT, whose converted
 /// vocabularies put their own special tokens first). Control and unknown pieces may sit at any
-/// id. Throws clp::malformed_file naming `model_file` and the first disagreement.
+/// id. Throws malformed_file naming `model_file` and the first disagreement.
 /// @param[in] model_file       the SentencePiece model, for messages
 /// @param[in] model            as read
 /// @param[in] vocabulary_file  the file `vocabulary` was read from, for messages

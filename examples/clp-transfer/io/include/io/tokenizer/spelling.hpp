@@ -396,16 +396,15 @@ inline tokenizer_spelling read_tokenizer_spelling(const std::filesystem::path& p
     if (!source) io::no_vocabulary_file(path);
     return read_tokenizer_spelling(source->file);
   }
-  if (!std::filesystem::exists(path)) throw clp::io_error(io::about(path), "no such file or folder");
+  if (!std::filesystem::exists(path)) io::missing_path(path);
   if (path.extension() == ".model") return spelling_of_sentencepiece_model(io::read_sentencepiece_model(path), path);
   if (path.filename() == "vocab.txt") {
     const auto config = tokenizer_config_beside(path);
     return spelling_of_vocab_txt(path, config ? &*config : nullptr);
   }
   if (path.filename() != "vocab.json" && path.filename() != "encoder.json") {
-    const nlohmann::json declarations = io::read_tokenizer_declarations(path);
-    const auto model = declarations.is_object() ? declarations.find("model") : declarations.end();
-    if (model != declarations.end() && model->is_object()) return spelling_from_declarations(declarations);
+    const io::json_vocabulary read = io::read_json_vocabulary(path, io::tokenizer_json_options::declarations_only());
+    if (read.is_tokenizer_json) return spelling_from_declarations(read.contents.declarations);
   }
   const auto config = tokenizer_config_beside(path);
   return spelling_of_vocab_file(path, config ? &*config : nullptr);

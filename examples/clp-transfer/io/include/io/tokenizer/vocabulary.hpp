@@ -1,6 +1,6 @@
 // A tokenizer's vocabulary as the program reads it from any file: token -> id pairs collected
 // once, refusing what an embedding could not follow (a negative id, an id held by two tokens, a
-// token with two ids) as a clp::malformed_file naming the file; and vocab.json, the simplest
+// token with two ids) as a malformed_file naming the file; and vocab.json, the simplest
 // such file.
 #pragma once
 

@@ -2,7 +2,7 @@
 // read as transformers' load_vocab reads it: lines end at "\n", "\r\n" or "\r" (Python's
 // universal newlines), a last line without an end counts, nothing else is stripped (a line of
 // spaces is a token, an empty line the empty token). A token on two lines, or a line that is
-// not UTF-8, is refused as a clp::malformed_file naming the file and the lines.
+// not UTF-8, is refused as a malformed_file naming the file and the lines.
 #pragma once
 
 #include <algorithm>
@@ -45,7 +45,7 @@ inline token_vocabulary parse_wordpiece_vocab(const std::filesystem::path& file,
   return builder.finish();
 }
 
-/// Reads a WordPiece vocab.txt; throws clp::io_error when it cannot be read, clp::malformed_file
+/// Reads a WordPiece vocab.txt; throws io_error when it cannot be read, malformed_file
 /// for a token on two lines, a line that is not UTF-8, or an empty file.
 /// @param[in] file  vocab.txt
 inline token_vocabulary read_wordpiece_vocab(const std::filesystem::path& file) {

@@ -7,7 +7,7 @@
 // it, its element type is one of the table's, and no two tensors share bytes unless they are
 // the same range (a tied weight, saved twice). A tensor must be contiguous (row-major strides)
 // to be one range: others are refused. The format torch.save wrote before 1.6 (a bare pickle,
-// or a tar archive) is refused by name. Every refusal is a clp::malformed_file naming the file.
+// or a tar archive) is refused by name. Every refusal is a malformed_file naming the file.
 #pragma once
 
 #include <algorithm>
@@ -121,7 +121,7 @@ inline void check_torch_overlaps(const std::filesystem::path& path, const std::v
 
 /// The tensors of the torch checkpoint open on `fd`, each a checked range of the file, in file
 /// order (by offset; tensors of one range in the state dict's order). Throws
-/// clp::malformed_file (clp::io_error for a failed read) naming `path`.
+/// malformed_file (io_error for a failed read) naming `path`.
 /// @param[in] path  pytorch_model.bin or one of its shards, for messages
 /// @param[in] fd    open descriptor of it
 /// @param[in] size  its size in bytes

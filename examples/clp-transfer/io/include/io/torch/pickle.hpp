@@ -10,7 +10,7 @@
 //                                            persistent id ('storage', type, key, location, numel)
 // Any other global is refused by its name when the pickle names it, before anything else
 // happens; none of these is called either: each is a name whose arguments this reader
-// interprets. Every refusal is a clp::malformed_file naming the file and the record.
+// interprets. Every refusal is a malformed_file naming the file and the record.
 #pragma once
 
 #include <array>

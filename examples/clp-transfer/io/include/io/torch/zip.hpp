@@ -3,7 +3,7 @@
 // the central directory, and each entry's local header, so that every entry's bytes are known
 // as a range of the file, read in place, never decompressed. A compressed or encrypted entry,
 // an archive on several disks, entries that overlap each other or the directory, or a local
-// header that disagrees with the directory is refused as a clp::malformed_file naming the file.
+// header that disagrees with the directory is refused as a malformed_file naming the file.
 // The entries' CRC-32s are not checked: that would read every byte of a checkpoint up front.
 #pragma once
 
@@ -159,7 +159,7 @@ inline void read_local_header(const std::filesystem::path& path, int fd, std::ui
 }  // namespace detail
 
 /// The entries of the zip archive open on `fd`, in the order of their local headers, each
-/// checked as the header comment says. Throws clp::malformed_file (clp::io_error for a failed
+/// checked as the header comment says. Throws malformed_file (io_error for a failed
 /// read) naming `path`.
 /// @param[in] path  the archive, for messages
 /// @param[in] fd    open descriptor of it

@@ -16,7 +16,7 @@
 namespace clp_transfer::io {
 
 /// What a format allows a pickle to name and do. Each member returns the value its opcode
-/// pushes, or throws (clp::malformed_file naming the file) to refuse.
+/// pushes, or throws (malformed_file naming the file) to refuse.
 class pickle_hooks {
  public:
   virtual ~pickle_hooks() = default;
@@ -33,7 +33,7 @@ class pickle_hooks {
 /// Runs `in` when it is GLOBAL, STACK_GLOBAL, REDUCE, BINPERSID, BUILD or INST, asking `hooks`;
 /// returns false, and does nothing, for any other opcode. The values the hooks are given are
 /// frozen first, and each value they return counts against the stack's limits. Throws
-/// clp::malformed_file naming the file for a request of the wrong form, and always for INST
+/// malformed_file naming the file for a request of the wrong form, and always for INST
 /// (after the hooks have seen its name, so that a global they refuse is refused by its name).
 /// @param[in]     in     a decoded opcode
 /// @param[in,out] stack  the values the opcode takes, and where it pushes its result

@@ -18,7 +18,7 @@
 // into another one (as pickle writes them), so no value ever contains itself. Opcodes no
 // torch.save writes (protocol 0 and 1 text opcodes, INST, OBJ, NEWOBJ, the extension registry,
 // out-of-band buffers) are refused by name; INST names its global, which is refused as a
-// global is. Every refusal is a clp::malformed_file naming the file, the record and the byte.
+// global is. Every refusal is a malformed_file naming the file, the record and the byte.
 #pragma once
 
 #include <cstddef>
@@ -53,7 +53,7 @@ class pickle_machine {
   pickle_machine(const pickle_machine&) = delete;
   pickle_machine& operator=(const pickle_machine&) = delete;
 
-  /// Runs the pickle to its STOP; returns the value it leaves. Throws clp::malformed_file naming
+  /// Runs the pickle to its STOP; returns the value it leaves. Throws malformed_file naming
   /// the file for anything the pickle does that is not plain data or allowed by the hooks.
   pickle_ref run() {
     for (;;) {

@@ -5,7 +5,7 @@
 // the extension registry, sets, out-of-band buffers) is refused by its name as it is decoded.
 //
 // Every refusal of the pickle interpreter, here and in the parts that run what is decoded, is a
-// clp::malformed_file naming the file, the pickle's record and the byte of the opcode at fault;
+// malformed_file naming the file, the pickle's record and the byte of the opcode at fault;
 // pickle_site writes that message, and the decoder keeps its byte current.
 #pragma once
 
@@ -28,7 +28,7 @@ struct pickle_site {
   std::string record;                 ///< where the pickle is in it: "archive/data.pkl"
   std::size_t opcode_at = 0;          ///< the opcode's byte in the pickle
 
-  /// Throws clp::malformed_file naming the file: "<record> byte <opcode_at>: <problem>".
+  /// Throws malformed_file naming the file: "<record> byte <opcode_at>: <problem>".
   [[noreturn]] void fail(const std::string& problem) const {
     malformed(file, record + " byte " + std::to_string(opcode_at) + ": " + problem);
   }
@@ -79,7 +79,7 @@ class pickle_decoder {
   pickle_decoder(pickle_site& site, std::string_view bytes) : site_(site), bytes_(bytes) {}
 
   /// The next opcode and its argument; sets site.opcode_at to its byte. Throws
-  /// clp::malformed_file naming the file for an argument cut short, an integer wider than 64
+  /// malformed_file naming the file for an argument cut short, an integer wider than 64
   /// bits, an opcode it does not take (by its name), and at the end of the bytes: a pickle ends
   /// with STOP, so that refusal points at the last opcode, which should have been followed by one.
   pickle_instruction next();

@@ -3,7 +3,7 @@
 // against pickle_limits, and so are the nesting of values and the MARKs open, so that the memory
 // a hostile pickle takes is bounded. A container can gain items only until it is put into
 // another value (as pickle writes them), so no value ever contains itself. Every refusal is a
-// clp::malformed_file naming the file, the record and the byte of the opcode being run.
+// malformed_file naming the file, the record and the byte of the opcode being run.
 #pragma once
 
 #include <algorithm>
