@@ -16,10 +16,17 @@
 #include "library_names.hpp"
 #include "transfer/output_target.hpp"
 #include "transfer/synthesis_choice.hpp"
+#include "transfer/undertrained_choice.hpp"
 
 namespace clp_transfer {
 
 namespace {
+
+/// --undertrained's help in extend's words: the source's own rows are never rewritten.
+constexpr const char* extend_undertrained_help =
+    "synthesise | keep | report: source rows that look under-trained (tiny norms, or gathered in one direction) "
+    "are left out of every new row's support (the engine's fit and weights, the means of pieces), or used "
+    "unscreened, or listed but used; every source row is kept as it is";
 
 /// The options as given, before they are interpreted.
 struct extend_options {
@@ -29,6 +36,7 @@ struct extend_options {
   bool quiet = false, no_helper = false;
   std::size_t add = 0;
   std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "top-k";
+  std::string undertrained = undertrained_name(default_undertrained);
   Index k = 10;
   float temperature = 0.1f;
   double lambda = -1;
@@ -43,22 +51,28 @@ struct extend_options {
   CLI::Option* row_norms_option = nullptr;
   CLI::Option* seed_option = nullptr;
   CLI::Option* method_option = nullptr;
+  CLI::Option* undertrained_option = nullptr;
 
   /// Interprets the names into the request and the synthesis choice, as `transfer` does. Without
   /// a helper, an option that only the helper's rows read is refused, naming it.
   void interpret() {
     if (add_option->count()) request.add = add;
-    if (!request.has_helper()) {
+    synthesis.undertrained = parse_undertrained(undertrained);
+    request.mean_of_pieces = request.has_helper() && method == "mean-of-pieces";
+    if (!request.has_helper() || request.mean_of_pieces) {
+      const std::string why = request.mean_of_pieces ? "does not apply to --method mean-of-pieces"
+                                                     : "does not apply without --helper (each new row is the mean of "
+                                                       "its pieces)";
       for (CLI::Option* option : helper_options)
-        if (option->count())
-          throw clp::invalid_argument(option_facts(option->get_name()),
-                                      "does not apply without --helper (each new row is the mean of its pieces)");
+        if (option->count() && !(request.mean_of_pieces && option == method_option))
+          throw clp::invalid_argument(option_facts(option->get_name()), why);
       return;
     }
     synthesis.method = parse_method(method);
     if (synthesis.method == transfer_method::random)
-      throw clp::invalid_argument(option_facts("--method"),
-                                  "must be clp or overlap-random: extend keeps every row of the source");
+      throw clp::invalid_argument(
+          option_facts("--method"),
+          "must be clp, overlap-random or mean-of-pieces: extend keeps every row of the source");
     synthesis.weighting =
         parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature,
                         lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
@@ -72,6 +86,7 @@ struct extend_options {
     given.row_norms = row_norms_option->count() > 0;
     given.seed = seed_option->count() > 0;
     given.similarity = synthesis.similarity != similarity_choice::automatic;
+    given.undertrained = undertrained_option->count() > 0;
     refuse_unread_options(synthesis.method, synthesis.weighting, given);
   }
 };
@@ -109,7 +124,9 @@ void add_model_options(CLI::App& command, extend_options& options) {
 void add_method_options(CLI::App& command, extend_options& options) {
   options.match_option = add_match_option(command, options.match);
   options.method_option =
-      command.add_option("--method", options.method, "clp | overlap-random: how the helper's tokens' rows are made")
+      command
+          .add_option("--method", options.method,
+                      "clp | overlap-random | mean-of-pieces: how the helper's tokens' rows are made")
           ->capture_default_str();
   options.weighting_option =
       command
@@ -130,6 +147,9 @@ void add_method_options(CLI::App& command, extend_options& options) {
   CLI::Option* similarity =
       command.add_option("--similarity-product", options.similarity, "auto | float32 | bf16 (as transfer's)")
           ->capture_default_str();
+  // Not a helper option: without a helper the screen keeps flagged rows out of the means of pieces.
+  options.undertrained_option =
+      command.add_option("--undertrained", options.undertrained, extend_undertrained_help)->capture_default_str();
   for (CLI::Option* option :
        {options.match_option, options.method_option, options.weighting_option, options.k_option,
         options.temperature_option, options.lambda_option, options.row_norms_option, options.seed_option, similarity})

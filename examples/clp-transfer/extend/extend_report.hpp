@@ -26,6 +26,8 @@
 #include "transfer/read_models.hpp"
 #include "transfer/report.hpp"
 #include "transfer/synthesis_choice.hpp"
+#include "transfer/undertrained.hpp"
+#include "transfer/undertrained_report.hpp"
 #include "transfer/vocabulary_layout.hpp"
 
 namespace clp_transfer {
@@ -51,6 +53,7 @@ struct extend_outcome {
   const extend::bpe_extension& extension;
   const new_rows_plan& rows;
   const synthesis_choice& synthesis;
+  const undertrained_screen& undertrained;                       ///< the source rows flagged, which support no new row
   const std::optional<clp::synthesis_report>& synthesis_report;  ///< nullopt: no row from the helper
   const std::optional<clp::held_out_scores>& held_out;
   extend::drift_measure drift;
@@ -106,6 +109,7 @@ inline void tokens_json(const extend_outcome& o, nlohmann::ordered_json& json) {
     const extend::written_token& token = o.extension.written[i];
     tokens.push_back({{"id", token.id},
                       {"token", report_text(o.extension.table.token(token.id))},
+                      {"text", report_text(token.bytes)},
                       {"intermediate", !token.requested},
                       {"rows", row_origin_name(o.rows.rows[i].origin)}});
   }
@@ -124,7 +128,7 @@ inline void rows_json(const extend_outcome& o, nlohmann::ordered_json& json) {
   rows["mean_of_pieces"] = o.rows.count(row_origin::mean_of_pieces);
   if (o.matching) {
     const weighting_choice& weighting = o.synthesis.weighting;
-    rows["method"] = method_name(o.synthesis.method);
+    rows["method"] = o.request.mean_of_pieces ? "mean-of-pieces" : method_name(o.synthesis.method);
     rows["weighting"] = {{"name", weighting.name}, {"k", weighting.k}, {"temperature", weighting.temperature}};
     if (weighting.name == "least-squares") rows["weighting"]["row_norms"] = weighting.row_norms;
   }
@@ -139,6 +143,29 @@ inline void rows_json(const extend_outcome& o, nlohmann::ordered_json& json) {
 }
 
 }  // namespace detail
+
+/// The screen as transfer's report lists it, in extend's terms: a flagged row is never
+/// synthesised (every source row is kept), it is left out of the new rows' support.
+inline nlohmann::ordered_json extend_undertrained_json(const undertrained_screen& screen) {
+  nlohmann::ordered_json json = undertrained_json(screen);
+  if (!screen.screened()) return json;
+  json["synthesised"] = 0;
+  json["left_out_of_new_rows"] = screen.synthesised() ? screen.flagged.size() : 0;
+  return json;
+}
+
+/// The screen's summary line, when it ran (else empty); `where` says where the list is.
+inline std::string extend_undertrained_summary(const undertrained_screen& screen, const std::string& where) {
+  if (!screen.screened()) return {};
+  if (screen.flagged.empty())
+    return std::string("no source row flagged (--undertrained ") + undertrained_name(*screen.mode) + ")";
+  const detail::indicator_counts counts = detail::count_indicators(screen);
+  std::string by = "norm " + std::to_string(counts.norm) + ", cosine " + std::to_string(counts.cosine);
+  if (screen.head) by += ", head cosine " + std::to_string(counts.head_cosine);
+  return std::to_string(screen.flagged.size()) + " source rows flagged (" + by + "), " +
+         (screen.synthesised() ? "left out of the new rows' support" : "used (--undertrained report)") +
+         ", kept as they are; " + where;
+}
 
 /// Writes the JSON report beside its final name `report_file` (commit_output moves it there);
 /// returns where, or an empty path for an empty `report_file`.
@@ -167,6 +194,7 @@ inline std::filesystem::path write_partial_extend_report(const extend_outcome& o
         {"probe", o.request.probe_new.string()}, {"words", f->words}, {"source", f->source}, {"extended", f->extended}};
     json["fertility"]["helper"] = f->helper ? nlohmann::ordered_json(*f->helper) : nullptr;
   }
+  json["undertrained"] = extend_undertrained_json(o.undertrained);
   if (o.matching) json["matching"] = matching_json(*o.matching);
   json["vocabulary_tensors"] = vocabulary_tensors_json(o.source.plan, o.rows.output_rows);
   json["files_left_out"] = nlohmann::ordered_json::array();
@@ -182,8 +210,9 @@ inline std::filesystem::path write_partial_extend_report(const extend_outcome& o
   return partial;
 }
 
-/// The summary on stderr.
-inline void print_extend_summary(const extend_outcome& o, const std::filesystem::path& output) {
+/// The summary on stderr; `report` is --report's file or empty.
+inline void print_extend_summary(const extend_outcome& o, const std::filesystem::path& output,
+                                 const std::filesystem::path& report) {
   const embedding_matrix& e = o.source.embedding;
   std::fprintf(stderr,
                "clp-transfer: wrote %s\n"
@@ -202,12 +231,14 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
     std::fprintf(stderr, "    left out %5zu  %s\n", count, reason.c_str());
   std::fprintf(stderr, "  rows               %td: %td padding rows filled, %td grown\n", o.rows.output_rows,
                o.rows.padding_rows_filled(), o.rows.rows_grown());
-  if (o.matching)
+  if (o.matching && !o.request.mean_of_pieces)
     std::fprintf(stderr,
                  "  new rows           %td from the helper, %s; %td copied from the source (transfer's pairs)\n",
                  o.rows.count(row_origin::helper), o.helper_rows_made().c_str(), o.rows.count(row_origin::source_copy));
   std::fprintf(stderr, "  mean of pieces     %td new rows (%s)\n", o.rows.count(row_origin::mean_of_pieces),
-               o.matching ? "intermediates and tokens the helper lacks" : "no helper");
+               o.request.mean_of_pieces ? "--method mean-of-pieces"
+               : o.matching             ? "intermediates and tokens the helper lacks"
+                                        : "no helper");
   std::fprintf(stderr, "  drift              %zu of %zu words of the %s change ids (%.2f%%)\n", o.drift.changed,
                o.drift.words, o.request.probe.empty() ? "built-in English probe" : o.request.probe.c_str(),
                100 * o.drift.share());
@@ -217,6 +248,9 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
     if (f->helper) std::fprintf(stderr, ", helper %.3f", *f->helper);
     std::fprintf(stderr, "\n");
   }
+  const std::string undertrained = extend_undertrained_summary(
+      o.undertrained, report.empty() ? "--report to list them" : "listed in " + report.string());
+  if (!undertrained.empty()) std::fprintf(stderr, "  under-trained      %s\n", undertrained.c_str());
   const extend_seconds& s = o.seconds;
   std::fprintf(stderr, "  seconds            read %.2f, tokenizer %.2f, synthesize %.2f, write %.2f, total %.2f\n",
                s.read, s.tokenizer, s.synthesize, s.write, s.total);

@@ -10,6 +10,9 @@
 // - the mean of the source rows of the pieces the source tokenizer splits the token's text into:
 //   intermediates (which the helper need not have), listed tokens the helper lacks, and every
 //   token without a helper. A text the source encodes to nothing takes the mean of all source rows.
+// Source rows screened out as under-trained (--undertrained synthesise) support no new row: they
+// leave the engine's overlap as they leave transfer's, and every mean, which then averages the
+// token's other pieces (every source row not screened out, when no piece is left).
 #pragma once
 
 #include <clp/element_type.hpp>
@@ -79,15 +82,36 @@ struct new_rows_plan {
   }
 };
 
+namespace detail {
+
+/// The rows of `pieces` that `screened_out` (ascending) does not name; when that leaves none and
+/// some are screened out, every source row below `source_rows` that is not (an empty list means
+/// every source row, which only an unscreened source may average).
+template <class Pieces>
+std::vector<Index> unscreened_pieces(const Pieces& pieces, const std::vector<Index>& screened_out, Index source_rows) {
+  std::vector<Index> kept;
+  for (const auto piece : pieces)
+    if (!std::binary_search(screened_out.begin(), screened_out.end(), Index(piece))) kept.push_back(Index(piece));
+  if (!kept.empty() || screened_out.empty()) return kept;
+  for (Index r = 0; r < source_rows; ++r)
+    if (!std::binary_search(screened_out.begin(), screened_out.end(), r)) kept.push_back(r);
+  return kept;
+}
+
+}  // namespace detail
+
 /// Where each new token of `extension` takes its rows from.
 /// @param[in] extension    the extension (its written tokens, in id order)
 /// @param[in] source       the source's model before extension: it splits texts into pieces
 /// @param[in] helper_ids   the helper's id of each token it has, by bytes; empty without a helper
-/// @param[in] overlap      transfer's overlap of the pair; null without a helper
+/// @param[in] overlap      transfer's overlap of the pair (screened as transfer screens it); null
+///                         without a helper
 /// @param[in] source_rows  rows of the source's embedding
+/// @param[in] screened_out source rows no mean may read, ascending (the under-trained ones)
 inline new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const extend::bpe_table& source,
                                    const std::unordered_map<std::string, Index>& helper_ids,
-                                   const vocabulary_overlap* overlap, Index source_rows) {
+                                   const vocabulary_overlap* overlap, Index source_rows,
+                                   const std::vector<Index>& screened_out) {
   new_rows_plan plan;
   plan.source_rows = plan.output_rows = source_rows;
   std::vector<Index> missing;
@@ -107,7 +131,7 @@ inline new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const
         missing.push_back(row.helper_id);
       }
     } else {
-      for (const extend::token_id piece : source.encode(extension.table.token(token.id))) row.pieces.push_back(piece);
+      row.pieces = detail::unscreened_pieces(source.encode(extension.table.token(token.id)), screened_out, source_rows);
     }
     plan.rows.push_back(std::move(row));
   }

@@ -30,7 +30,11 @@ inline loaded_model read_source_model(const model_pair& pair) {
   std::vector<transferred_tensor> transferred = read_transferred(source.weights, plan, embedding.rows());
   detail::require_hidden_size(source, embedding);
   detail::require_ids_fit(source, embedding);
-  return {std::move(source), embedding_name, std::move(embedding), std::move(plan), std::move(transferred)};
+  std::optional<std::string> head_name;  // the head when it is transferred (untied), as read_models names it
+  for (const transferred_tensor& t : transferred)
+    if (head && t.entry.name == *head) head_name = t.entry.name;
+  return {std::move(source), embedding_name,         std::move(embedding),
+          std::move(plan),   std::move(transferred), std::move(head_name)};
 }
 
 }  // namespace clp_transfer

@@ -1,8 +1,8 @@
 // `clp-transfer extend`: the source model with its tokenizer extended by tokens it lacks (the
 // helper's, or a list), every source token, id and row kept, and only the new rows made (by the
 // engine from the helper, as `transfer` makes them, or as the mean of their pieces; new_rows.hpp).
-// The phases are transfer's (read_models, synthesise, weights_output, write_output,
-// commit_output) with the tokenizer side of extend/ between reading and synthesis.
+// The phases are transfer's (read_models, the under-trained screen, synthesise, weights_output,
+// write_output, commit_output) with the tokenizer side of extend/ between reading and synthesis.
 #pragma once
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "transfer/read_models.hpp"
 #include "transfer/synthesis_choice.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/undertrained.hpp"
 #include "transfer/weights_output.hpp"
 #include "transfer/write_output.hpp"
 
@@ -53,11 +55,24 @@ struct extend_tokenizer {
 
 namespace detail {
 
+/// The screen for under-trained source rows under `mode`: with a helper over the source rows of
+/// transfer's overlap, as transfer screens them (so that the engine's rows stay transfer's);
+/// without one over every row a source token names, the rows the means of pieces read.
+inline undertrained_screen screen_extend_source(const extend_models& models, undertrained_mode mode, int threads) {
+  if (models.pair) return screen_undertrained(models.pair->source, models.pair->matching.overlap, mode, threads);
+  const loaded_model& source = *models.alone;
+  vocabulary_overlap named;
+  for (const auto& [token, id] : source.checkpoint.tokenizer.vocabulary.ids)
+    if (id < source.embedding.rows()) named.source_ids.push_back(id);
+  return screen_undertrained(source, named, mode, threads);
+}
+
 /// Chooses the tokens, extends the source's BPE model, gives the new ids out in the helper's
-/// order (id_order.hpp) and plans every new row; refuses an extension that would add nothing,
-/// naming the source's tokenizer.
+/// order (id_order.hpp) and plans every new row, the rows `screen` leaves out supporting none;
+/// refuses an extension that would add nothing, naming the source's tokenizer.
 inline extend_tokenizer extend_source_tokenizer(const extend_request& request, const request_texts& texts,
-                                                const source_tokenizer& tokenizer, const extend_models& models) {
+                                                const source_tokenizer& tokenizer, const extend_models& models,
+                                                const undertrained_screen& screen) {
   chosen_tokens chosen =
       choose_new_tokens(request, texts, tokenizer, models.pair ? &models.pair->helper.checkpoint : nullptr);
   extend::bpe_extension extension =
@@ -73,8 +88,13 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
     extend::unsupported(tokenizer.file.string(), "extension adds no token: " + why);
   }
   const loaded_model& source = models.source();
-  new_rows_plan rows = plan_new_rows(extension, extend::bpe_table(tokenizer.model), chosen.helper_ids,
-                                     models.pair ? &models.pair->matching.overlap : nullptr, source.embedding.rows());
+  const bool from_helper = models.pair && !request.mean_of_pieces;
+  const vocabulary_overlap overlap =
+      from_helper ? screened_overlap(models.pair->matching.overlap, screen) : vocabulary_overlap();
+  new_rows_plan rows = plan_new_rows(extension, extend::bpe_table(tokenizer.model),
+                                     from_helper ? chosen.helper_ids : std::unordered_map<std::string, Index>(),
+                                     from_helper ? &overlap : nullptr, source.embedding.rows(),
+                                     screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
   return {std::move(chosen), std::move(extension), std::move(rows)};
 }
 
@@ -135,11 +155,13 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   else
     models.alone.emplace(read_source_model(request.pair));
   const loaded_model& source = models.source();
+  const undertrained_screen screen =
+      detail::screen_extend_source(models, synthesis.undertrained, synthesis.execution.threads);
   seconds.read = progress.end();
   if (!quiet && models.pair) print_matching_warnings(models.pair->matching);
 
   progress.begin("extend tokenizer");
-  const extend_tokenizer extended = detail::extend_source_tokenizer(request, texts, tokenizer, models);
+  const extend_tokenizer extended = detail::extend_source_tokenizer(request, texts, tokenizer, models, screen);
   const new_rows_plan& plan = extended.rows;
   output_vocabulary vocabulary{
       extended_config(source.checkpoint.config(), plan.output_rows), source.checkpoint.json.generation_config, {}, {}};
@@ -165,12 +187,23 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  extend_outcome outcome{
-      request, source, models.matching(), extended.chosen, extended.extension, plan, synthesis, report, held_out,
-      {},      {},     files_left_out,    seconds};
+  extend_outcome outcome{request,
+                         source,
+                         models.matching(),
+                         extended.chosen,
+                         extended.extension,
+                         plan,
+                         synthesis,
+                         screen,
+                         report,
+                         held_out,
+                         {},
+                         {},
+                         files_left_out,
+                         seconds};
   detail::measure_probes(texts, tokenizer, extended, outcome);
   commit_output(staging, durable, target, write_partial_extend_report(outcome, target.report, target.folder));
-  if (!quiet) print_extend_summary(outcome, target.folder);
+  if (!quiet) print_extend_summary(outcome, target.folder, target.report);
 }
 
 }  // namespace clp_transfer

@@ -30,6 +30,8 @@ struct extend_request {
   std::optional<std::size_t> add;     ///< --add N: the first N the source lacks, in the helper's order
   std::filesystem::path probe;        ///< --probe; empty: the English probe built into the program
   std::filesystem::path probe_new;    ///< --probe-new; empty: none
+  /// --method mean-of-pieces: every new row the mean of its pieces, with a helper too.
+  bool mean_of_pieces = false;
 
   bool has_helper() const { return !pair.helper.empty(); }
 

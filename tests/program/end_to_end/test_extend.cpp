@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -161,9 +162,10 @@ std::vector<std::vector<std::int64_t>> pieces_of(const fs::path& folder, const s
 }
 
 /// Checks that each report token whose rows are "mean of pieces" has, in `tensor` of `output`,
-/// the mean (in double) of the source rows of its pieces; returns how many it checked.
+/// the mean (in double) of the source rows of its pieces, those in `left_out` left out; returns
+/// how many it checked.
 std::size_t check_means_of_pieces(const fs::path& source, const fs::path& output, const nlohmann::json& report,
-                                  const std::string& tensor) {
+                                  const std::string& tensor, const std::set<std::int64_t>& left_out = {}) {
   const matrix before = read_rows(source / "model.safetensors", tensor);
   const matrix after = read_rows(output / "model.safetensors", tensor);
   std::vector<std::string> spelled;
@@ -178,10 +180,13 @@ std::size_t check_means_of_pieces(const fs::path& source, const fs::path& output
   REQUIRE(pieces.size() == ids.size());
   for (std::size_t t = 0; t < ids.size(); ++t) {
     CAPTURE(spelled[t]);
-    REQUIRE(!pieces[t].empty());
-    matrix mean(1, before.cols);
+    std::vector<std::int64_t> kept;
     for (const std::int64_t piece : pieces[t])
-      for (std::int64_t c = 0; c < before.cols; ++c) mean(0, c) += before(piece, c) / double(pieces[t].size());
+      if (!left_out.count(piece)) kept.push_back(piece);
+    REQUIRE(!kept.empty());
+    matrix mean(1, before.cols);
+    for (const std::int64_t piece : kept)
+      for (std::int64_t c = 0; c < before.cols; ++c) mean(0, c) += before(piece, c) / double(kept.size());
     CHECK(same_row(after, ids[t], mean, 0));
   }
   return ids.size();
@@ -240,6 +245,36 @@ fs::path make_padded_source(const fs::path& root, std::int64_t rows) {
       {"lm_head.bias", "F32", {rows}, encode(anisotropic_matrix(rows, 1, 0.0, 1.0, random, "F32"), "F32")});
   write_safetensors(folder / "model.safetensors", tensors);
   return folder;
+}
+
+/// en-large under `root`/shrunk with the embedding rows `shrunk` scaled to norm 1e-6, as rows a
+/// model's training never reached are; every other file and tensor as shipped.
+fs::path make_shrunk_source(const fs::path& root, const std::set<std::int64_t>& shrunk) {
+  const fs::path folder = root / "shrunk";
+  fs::create_directories(folder);
+  for (const std::string& name : folder_entries(en_large))
+    if (name != "model.safetensors") fs::copy_file(en_large / name, folder / name);
+  const fs::path original = en_large / "model.safetensors";
+  matrix wte = read_matrix(original, embedding);
+  for (const std::int64_t r : shrunk) {
+    double norm = 0;
+    for (std::int64_t c = 0; c < wte.cols; ++c) norm += wte(r, c) * wte(r, c);
+    for (std::int64_t c = 0; c < wte.cols; ++c) wte(r, c) *= 1e-6 / std::sqrt(norm);
+  }
+  const clp_transfer::io::safetensors_file file(original);
+  std::vector<fixture_tensor> tensors;
+  for (const clp_transfer::io::tensor_entry& t : file.tensors())
+    tensors.push_back({t.name, std::string(clp_transfer::io::dtype_name(t.dtype)), t.shape,
+                       t.name == embedding ? encode(wte, "F32") : tensor_bytes(original, t.name)});
+  write_safetensors(folder / "model.safetensors", tensors, file.metadata());
+  return folder;
+}
+
+/// The source ids the report lists as under-trained.
+std::set<std::int64_t> flagged_ids(const nlohmann::json& report) {
+  std::set<std::int64_t> ids;
+  for (const auto& token : report["undertrained"]["tokens"]) ids.insert(token["id"].get<std::int64_t>());
+  return ids;
 }
 
 }  // namespace
@@ -338,6 +373,78 @@ TEST_CASE("extend: without a helper each new row is the mean of the source rows 
       ++words;
   CHECK(report["drift"]["words"] == words);
   CHECK(report["drift"]["probe"] == "built-in English probe");
+}
+
+TEST_CASE("extend: --method mean-of-pieces makes every new row the mean of its pieces, with a helper too") {
+  const temp_dir dir;
+  const nlohmann::json report =
+      extend(en_large, dir / "out", {"--helper", de_small.string(), "--method", "mean-of-pieces", "--add", "300"});
+  CHECK(report["added"] == 300);
+  CHECK(report["new_rows"]["method"] == "mean-of-pieces");
+  CHECK(report["new_rows"]["helper"] == 0);
+  CHECK(check_means_of_pieces(en_large, dir / "out", report, embedding) == report["tokens"].size());
+}
+
+TEST_CASE("extend: --undertrained synthesise keeps flagged source rows out of the means of pieces, and keeps them") {
+  const temp_dir dir;
+  write_file(dir / "tokens.txt",
+             " Hausmeister\n \xC3\x9C"
+             "bermut\nsch\xC3\xB6n\n");
+  const std::vector<std::string> listed = {"--no-helper", "--tokens", (dir / "tokens.txt").string()};
+  // The first piece of each new token shrunk: the screen must flag it and the means leave it out.
+  std::vector<std::string> spelled;
+  for (const auto& token : extend(en_large, dir / "plain", listed)["tokens"]) spelled.push_back(token["token"]);
+  std::set<std::int64_t> shrunk;
+  for (const std::vector<std::int64_t>& pieces : pieces_of(en_large, spelled))
+    if (pieces.size() > 1) shrunk.insert(pieces.front());
+  REQUIRE(shrunk.size() >= 2);
+  const fs::path source = make_shrunk_source(dir.path, shrunk);
+  for (const std::string mode : {"synthesise", "report", "keep"}) {
+    CAPTURE(mode);
+    std::vector<std::string> extra = listed;
+    extra.insert(extra.end(), {"--undertrained", mode});
+    const nlohmann::json report = extend(source, dir / mode, extra);
+    CHECK(report["undertrained"]["mode"] == mode);
+    CHECK(row_bytes(dir / mode / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+          tensor_bytes(source / "model.safetensors", embedding));
+    if (mode == "keep") {
+      CHECK(report["undertrained"]["screened"] == false);
+    } else {
+      const std::set<std::int64_t> flagged = flagged_ids(report);
+      for (const std::int64_t r : shrunk) CHECK(flagged.count(r) == 1);
+      CHECK(report["undertrained"]["left_out_of_new_rows"] == (mode == "synthesise" ? flagged.size() : 0));
+    }
+    const std::set<std::int64_t> left_out = mode == "synthesise" ? flagged_ids(report) : std::set<std::int64_t>();
+    CHECK(check_means_of_pieces(source, dir / mode, report, embedding, left_out) == report["tokens"].size());
+  }
+}
+
+TEST_CASE("extend: --undertrained with a helper gives transfer's rows under the same mode, the screen changing them") {
+  const temp_dir dir;
+  // Every 40th row the source shares with the helper shrunk: transfer's screen drops those pairs.
+  const std::map<std::string, std::int64_t> helper = vocab_of(de_small);
+  std::set<std::int64_t> shrunk;
+  std::size_t shared = 0;
+  for (const auto& [token, id] : vocab_of(en_large))
+    if (helper.count(token) && shared++ % 40 == 0) shrunk.insert(id);
+  const fs::path source = make_shrunk_source(dir.path, shrunk);
+  std::map<std::string, matrix> rows;
+  for (const std::string mode : {"synthesise", "keep"}) {
+    CAPTURE(mode);
+    const fs::path out = dir / ("extend-" + mode), reference = dir / ("transfer-" + mode);
+    const nlohmann::json report =
+        extend(source, out, {"--helper", de_small.string(), "--undertrained", mode, "--add", "400"});
+    transfer(source, de_small, reference, {"--undertrained", mode});
+    CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+          tensor_bytes(source / "model.safetensors", embedding));
+    CHECK(rows_unlike_transfer(report, out, reference, embedding) == 0);
+    if (mode == "synthesise") CHECK(report["undertrained"]["left_out_of_new_rows"].get<std::size_t>() >= shrunk.size());
+    rows.emplace(mode, read_matrix(out / "model.safetensors", embedding));
+  }
+  std::int64_t changed = 0;
+  for (std::int64_t r = 5000; r < rows.at("keep").rows; ++r)
+    changed += !same_row(rows.at("keep"), r, rows.at("synthesise"), r);
+  CHECK(changed > 0);
 }
 
 TEST_CASE("extend: padding rows are filled before the matrix grows, in the embedding, the untied head and its bias") {
