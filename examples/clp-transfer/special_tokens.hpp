@@ -35,7 +35,7 @@ inline constexpr std::array<token_role, 4> role_precedence = {token_role::eos, t
 
 /// "bos", "eos", "pad" or "unk": also the prefix of the files' keys (bos_token, bos_token_id).
 /// @param[in] role  a role
-inline const char* role_name(token_role role) {
+inline const char* token_role_name(token_role role) {
   switch (role) {
     case token_role::bos:
       return "bos";
@@ -137,7 +137,7 @@ inline std::array<std::vector<role_declaration>, 4> role_declarations(const mode
   std::array<std::vector<role_declaration>, 4> declarations;
   for (token_role role : role_precedence) {
     auto& list = declarations[static_cast<std::size_t>(role)];
-    const std::string token_key = std::string(role_name(role)) + "_token";
+    const std::string token_key = std::string(token_role_name(role)) + "_token";
     const std::string id_key = token_key + "_id";
     const auto by_token = [&](const nlohmann::ordered_json* file, const char* name) {
       if (!file) return;
@@ -228,7 +228,7 @@ inline special_tokens read_special_tokens(const model_json_files& files, const i
       if (declaration.id &&
           std::find(declaration.all_ids.begin(), declaration.all_ids.end(), chosen->id) == declaration.all_ids.end())
         result.notes.push_back(declaration.file + ": " + declaration.key + " is " +
-                               nlohmann::json(declaration.all_ids).dump() + ", without the " + role_name(role) +
+                               nlohmann::json(declaration.all_ids).dump() + ", without the " + token_role_name(role) +
                                " token " + io::quoted_name(chosen->token) + " (" + std::to_string(chosen->id) +
                                ") that " + chosen->declared_by + " names");
   }

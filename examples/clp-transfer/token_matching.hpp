@@ -154,7 +154,7 @@ inline std::vector<clp::forced_pair> role_pairs(const std::vector<role_match>& r
     const auto require_row = [&](const std::filesystem::path& file, const std::string& token, std::int64_t id,
                                  Index rows) {
       if (id < 0 || id >= rows)
-        io::malformed(file, std::string(role_name(role.role)) + " token " + io::quoted_name(token) + " has id " +
+        io::malformed(file, std::string(token_role_name(role.role)) + " token " + io::quoted_name(token) + " has id " +
                                 std::to_string(id) + ", past the " + std::to_string(rows) + " rows of its embedding");
     };
     require_row(source_file, role.source_token, role.source_id, source_rows);
@@ -226,7 +226,7 @@ inline std::string spelling_description(const tokenizer_spelling& spelling) {
 
 /// "eos: helper <|endoftext|> (0) <- source </s> (2)".
 inline std::string role_description(const role_match& role) {
-  return std::string(role_name(role.role)) + ": helper " + role.helper_token + " (" + std::to_string(role.helper_id) +
+  return std::string(token_role_name(role.role)) + ": helper " + role.helper_token + " (" + std::to_string(role.helper_id) +
          ") <- source " + role.source_token + " (" + std::to_string(role.source_id) + ")";
 }
 
@@ -249,7 +249,7 @@ inline nlohmann::ordered_json matching_json(const token_matching& matching) {
   json["helper"] = spelling(matching.helper_file, matching.helper_spelling);
   json["special_tokens"] = nlohmann::ordered_json::array();
   for (const role_match& role : matching.roles)
-    json["special_tokens"].push_back({{"role", role_name(role.role)},
+    json["special_tokens"].push_back({{"role", token_role_name(role.role)},
                                       {"helper_token", role.helper_token},
                                       {"helper_id", role.helper_id},
                                       {"source_token", role.source_token},

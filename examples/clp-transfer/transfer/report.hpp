@@ -15,6 +15,7 @@
 #include "io/output_folder.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
+#include "transfer/output_check.hpp"
 #include "transfer/read_models.hpp"
 #include "transfer/synthesis_choice.hpp"
 #include "transfer/synthesise.hpp"
@@ -30,12 +31,13 @@ struct phase_seconds {
 
 /// Everything the report and the summary print, gathered from the phases.
 struct transfer_outcome {
-  const loaded_models& models;                ///< the folders read, their matching and tensor plan
-  const synthesis_choice& synthesis;          ///< the method and weighting that made the rows
-  const undertrained_screen& undertrained;    ///< the shared rows flagged, and what became of them
-  const synthesised_embeddings& synthesised;  ///< the output matrices' shapes and the synthesis report
-  const transferred_config& config;           ///< what became of config.json's token ids
-  const std::filesystem::path& output;        ///< the output folder
+  const loaded_models& models;                          ///< the folders read, their matching and tensor plan
+  const synthesis_choice& synthesis;                    ///< the method and weighting that made the rows
+  const undertrained_screen& undertrained;              ///< the shared rows flagged, and what became of them
+  const synthesised_embeddings& synthesised;            ///< the output matrices' shapes and the synthesis report
+  const transferred_config& config;                     ///< what became of config.json's token ids
+  const std::filesystem::path& output;                  ///< the output folder
+  const std::vector<verify::finding>& output_findings;  ///< verify's checks on the output (check_output)
   phase_seconds seconds;
 
   const vocabulary_overlap& overlap() const { return models.matching.overlap; }
@@ -174,6 +176,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["vocabulary_tensors"] = vocabulary_tensors_json(source.plan, outcome.output_rows());
   json["config_token_ids"] = config_token_ids_json(outcome.config);
   json["warnings"] = layout_warnings(source.plan, outcome.config, source.checkpoint.config_file());
+  json["output_check"] = verify::findings_json(outcome.output, outcome.output_findings);
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
   const std::filesystem::path partial = report_file.string() + ".partial";
@@ -250,7 +253,7 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
   }
   for (const vocabulary_tensor& t : outcome.models.source.plan.tensors)
     if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
-      std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),
+      std::fprintf(stderr, "  %-18s %s %s %s: %s\n", vocabulary_role_name(t.role), t.name.c_str(),
                    detail::shape_text(t.output_shape(target.rows())).c_str(), t.dtype.c_str(), t.reason.c_str());
   if (clp && diagnostics_of(outcome.synthesis.weighting).similarity_product) print_similarity_product(report);
   const phase_seconds& s = outcome.seconds;
@@ -264,6 +267,7 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
   for (const std::string& warning :
        layout_warnings(outcome.models.source.plan, outcome.config, outcome.models.source.checkpoint.config_file()))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
+  print_output_check(outcome.output_findings);
 }
 
 }  // namespace clp_transfer

@@ -136,7 +136,7 @@ inline nlohmann::ordered_json vocabulary_tensors_json(const vocabulary_plan& pla
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const vocabulary_tensor& t : plan.tensors)
     list.push_back({{"name", t.name},
-                    {"role", role_name(t.role)},
+                    {"role", vocabulary_role_name(t.role)},
                     {"reason", t.reason},
                     {"dtype", t.dtype},
                     {"shape", t.shape},

@@ -276,7 +276,7 @@ TEST_CASE("the layout fixtures agree with the layout decisions (no program run)"
       INFO("tensor ", t.name);
       const clp_transfer::vocabulary_tensor* planned = plan.find(t.name);
       REQUIRE(planned);
-      CHECK(std::string(clp_transfer::role_name(planned->role)) == role_in_report(t.expect));
+      CHECK(std::string(clp_transfer::vocabulary_role_name(planned->role)) == role_in_report(t.expect));
       CHECK(planned->axis == t.axis);
       CHECK(planned->columns == t.values.cols);
     }

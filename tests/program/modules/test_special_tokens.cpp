@@ -36,7 +36,7 @@ struct expected_role {
 void check_roles(const special_tokens& roles, const expected_role (&expected)[4]) {
   for (token_role role : {token_role::bos, token_role::eos, token_role::pad, token_role::unk}) {
     const expected_role& want = expected[static_cast<std::size_t>(role)];
-    CAPTURE(role_name(role));
+    CAPTURE(token_role_name(role));
     if (want.token == nullptr) {
       CHECK_FALSE(roles[role].has_value());
       continue;
