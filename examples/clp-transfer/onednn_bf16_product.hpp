@@ -28,8 +28,7 @@ namespace clp_transfer {
 inline std::string onednn_bf16_unavailable_reason() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   if (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx) return "";
-  return "the CPU has neither avx512_bf16 nor AMX (oneDNN's instruction set here: " +
-         std::to_string(static_cast<int>(isa)) + ")";
+  return "this CPU has neither avx512_bf16 nor AMX";
 }
 
 class onednn_bf16_product final : public clp::similarity_product {

@@ -154,7 +154,7 @@ inline std::vector<clp::forced_pair> role_pairs(const std::vector<role_match>& r
     const auto require_row = [&](const std::filesystem::path& file, const std::string& token, std::int64_t id,
                                  Index rows) {
       if (id < 0 || id >= rows)
-        io::malformed(file, std::string(role_name(role.role)) + " token " + io::quoted_name(token) + " has id " +
+        io::malformed(file, std::string(token_role_name(role.role)) + " token " + io::quoted_name(token) + " has id " +
                                 std::to_string(id) + ", past the " + std::to_string(rows) + " rows of its embedding");
     };
     require_row(source_file, role.source_token, role.source_id, source_rows);
@@ -194,8 +194,8 @@ inline token_matching match_models(const hf_checkpoint& source, const hf_checkpo
                                     " target tokens); only special tokens match, by role");
   }
   matching.roles = roles;
-  for (const std::string& note : source_roles.notes) matching.warnings.push_back("source " + note);
-  for (const std::string& note : helper_roles.notes) matching.warnings.push_back("helper " + note);
+  for (const special_tokens* roles : {&source_roles, &helper_roles})
+    matching.warnings.insert(matching.warnings.end(), roles->notes.begin(), roles->notes.end());
   return matching;
 }
 
@@ -226,7 +226,7 @@ inline std::string spelling_description(const tokenizer_spelling& spelling) {
 
 /// "eos: helper <|endoftext|> (0) <- source </s> (2)".
 inline std::string role_description(const role_match& role) {
-  return std::string(role_name(role.role)) + ": helper " + role.helper_token + " (" + std::to_string(role.helper_id) +
+  return std::string(token_role_name(role.role)) + ": helper " + role.helper_token + " (" + std::to_string(role.helper_id) +
          ") <- source " + role.source_token + " (" + std::to_string(role.source_id) + ")";
 }
 
@@ -249,7 +249,7 @@ inline nlohmann::ordered_json matching_json(const token_matching& matching) {
   json["helper"] = spelling(matching.helper_file, matching.helper_spelling);
   json["special_tokens"] = nlohmann::ordered_json::array();
   for (const role_match& role : matching.roles)
-    json["special_tokens"].push_back({{"role", role_name(role.role)},
+    json["special_tokens"].push_back({{"role", token_role_name(role.role)},
                                       {"helper_token", role.helper_token},
                                       {"helper_id", role.helper_id},
                                       {"source_token", role.source_token},
@@ -265,10 +265,14 @@ inline void print_matching_warnings(const token_matching& matching) {
 }
 
 /// The summary's lines on the matching: the counts by kind, then the special tokens by role.
+/// A count that cannot be anything but zero is left out: by bytes when the match was exact, by
+/// role when no role paired two different tokens.
 inline void print_matching_summary(const token_matching& matching) {
   const match_counts counts = counts_of(matching.overlap);
-  std::fprintf(stderr, "  matched            %td exactly, %td by bytes, %td by role (--match %s", counts.exact,
-               counts.bytes, counts.roles, match_name(matching.asked));
+  std::string kinds = std::to_string(counts.exact) + " exactly";
+  if (matching.used == clp::token_match::bytes) kinds += ", " + std::to_string(counts.bytes) + " by bytes";
+  if (counts.roles > 0) kinds += ", " + std::to_string(counts.roles) + " by role";
+  std::fprintf(stderr, "  matched            %s (--match %s", kinds.c_str(), match_name(matching.asked));
   if (matching.used != matching.asked) std::fprintf(stderr, ", matched exactly: a spelling is unknown");
   std::fprintf(stderr, "; source %s, helper %s)\n", spelling_description(matching.source_spelling).c_str(),
                spelling_description(matching.helper_spelling).c_str());

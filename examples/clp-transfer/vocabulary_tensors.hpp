@@ -60,7 +60,7 @@ enum class vocabulary_role {
 };
 
 /// "embedding", "tied copy", "transferred" or "warned", for the summary and the JSON report.
-inline const char* role_name(vocabulary_role role) {
+inline const char* vocabulary_role_name(vocabulary_role role) {
   switch (role) {
     case vocabulary_role::embedding:
       return "embedding";

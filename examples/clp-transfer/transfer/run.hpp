@@ -12,6 +12,7 @@
 #include "progress.hpp"
 #include "token_matching.hpp"
 #include "transfer/model_pair.hpp"
+#include "transfer/output_check.hpp"
 #include "transfer/output_target.hpp"
 #include "transfer/output_vocabulary.hpp"
 #include "transfer/read_models.hpp"
@@ -37,7 +38,7 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   target.check({pair.source, pair.helper});
   synthesis.execution.check();
 
-  // read (and screen) -> synthesise (the weights stream out meanwhile) -> write -> report -> commit -> summary
+  // read (and screen) -> synthesise (the weights stream out meanwhile) -> write -> check -> report -> commit -> summary
   progress.begin("read");
   const loaded_models models = read_models(pair);
   // The screen belongs to the read: it decides which rows the synthesis copies.
@@ -64,9 +65,12 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   progress.begin("write");
   write_output(staging, durable, models.source.checkpoint.weights, weights, vocabulary, progress);
   seconds.write = progress.end();
+  // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.
+  const std::vector<verify::finding> findings =
+      check_output(staging.path(), target.folder, {models.source.embedding_name, pair.source_head});
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  const transfer_outcome outcome{models, synthesis, screen, synthesised, config, target.folder, seconds};
+  const transfer_outcome outcome{models, synthesis, screen, synthesised, config, target.folder, findings, seconds};
   commit_output(staging, durable, target, write_partial_report(outcome, target.report));
   if (!quiet) print_summary(outcome, target.report);
 }

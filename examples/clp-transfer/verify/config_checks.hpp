@@ -78,11 +78,11 @@ inline void check_vocab_size(const std::filesystem::path& config_file, const nlo
     if (vocab_size && t.rows != *vocab_size) {
       findings.push_back({finding_kind::vocab_size, config_file,
                           model_value(config, "vocab_size")->where + " is " + std::to_string(*vocab_size) + " but " +
-                              t.description() + ", the " + role_name(t.role) + ", has " + std::to_string(t.rows) +
+                              t.description() + ", the " + tensor_role_name(t.role) + ", has " + std::to_string(t.rows) +
                               " rows; loading the weights fails with a size mismatch"});
     } else if (!vocab_size && t.rows != embedding.rows) {
       findings.push_back({finding_kind::vocab_size, t.file->path(),
-                          t.description() + ", the " + role_name(t.role) + ", has " + std::to_string(t.rows) +
+                          t.description() + ", the " + tensor_role_name(t.role) + ", has " + std::to_string(t.rows) +
                               " rows but the input embedding " + io::quoted_name(embedding.name) + " has " +
                               std::to_string(embedding.rows) + "; they cannot stand for the same tokens"});
     }

@@ -30,7 +30,7 @@ namespace clp_transfer::verify {
 enum class token_tensor_role { embedding, head, matrix, bias };
 
 /// "input embedding", "output head", "per-token matrix" or "per-token bias", for messages.
-inline const char* role_name(token_tensor_role role) {
+inline const char* tensor_role_name(token_tensor_role role) {
   switch (role) {
     case token_tensor_role::embedding:
       return "input embedding";
@@ -110,7 +110,7 @@ inline std::optional<token_tensor> matrix_entry(const io::model_weights& weights
   const io::located_tensor at = weights.locate(name);
   if (at.tensor.shape.size() != 2) {
     findings.push_back({finding_kind::vocab_size, at.file.path(),
-                        "tensor " + io::quoted_name(name) + " is the " + role_name(role) + " but has shape " +
+                        "tensor " + io::quoted_name(name) + " is the " + tensor_role_name(role) + " but has shape " +
                             io::format_shape(at.tensor.shape) + ", not [rows, columns]"});
     return std::nullopt;
   }

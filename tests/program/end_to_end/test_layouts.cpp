@@ -8,7 +8,7 @@
 // The report's JSON fields checked here are the ones the program is to write:
 //   "vocabulary_tensors": [{"name", "role" ("embedding" | "tied copy" | "transferred" | "warned"),
 //                           "reason", "dtype", "shape", "output_shape"}, ...]
-//   "warnings": ["tensor \"NAME\" ...", ...]
+//   "warnings": ["SOURCE: tensor \"NAME\" ...", ...]
 //   "config_token_ids": [{"key", "source_id", "token" (or null), "target_id" (or null: dropped)}, ...]
 #include <cmath>
 #include <string>
@@ -276,7 +276,7 @@ TEST_CASE("the layout fixtures agree with the layout decisions (no program run)"
       INFO("tensor ", t.name);
       const clp_transfer::vocabulary_tensor* planned = plan.find(t.name);
       REQUIRE(planned);
-      CHECK(std::string(clp_transfer::role_name(planned->role)) == role_in_report(t.expect));
+      CHECK(std::string(clp_transfer::vocabulary_role_name(planned->role)) == role_in_report(t.expect));
       CHECK(planned->axis == t.axis);
       CHECK(planned->columns == t.values.cols);
     }

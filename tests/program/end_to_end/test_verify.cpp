@@ -19,6 +19,10 @@
 
 #include "harness.hpp"
 #include "model_fixtures.hpp"
+#include "refusals.hpp"
+
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_verify {
 
 using namespace program_test;
 
@@ -258,3 +262,38 @@ TEST_CASE("verify: every finding of a folder broken in several files names its f
                                           (source.folder / "config.json").string(),
                                           (source.folder / "merges.txt").string()});
 }
+
+TEST_CASE("transfer checks its output as verify does: a zero shared row kept is a warning and in the report") {
+  const workspace ws = gpt2_workspace();
+  // The helper's merges.txt agreeing with its tokenizer.json, as gpt2_folders writes it: the
+  // output copies the helper's tokenizer files.
+  write_file(ws.pair.helper.folder / "merges.txt", "#version: 0.2\nĠ t\nh e\n");
+  // Source token 17 is a shared word: its zeroed row is copied by --undertrained keep, and the
+  // written folder has an all-zero token row (at that word's helper id).
+  matrix embedding = ws.pair.source.embedding;
+  for (std::int64_t c = 0; c < embedding.cols; ++c) embedding(17, c) = 0;
+  write_weights(ws.pair.source, embedding);
+  const fs::path report = ws.dir / "report.json";
+  const program_result kept = run_program(ws.transfer({"--undertrained", "keep", "--report", report.string()}));
+  INFO("stderr: ", kept.err);
+  REQUIRE(kept.exit_status == 0);
+  warned("warn-output-finding", kept, "verify: " + (ws.output / "model.safetensors").string() + ": ", "all zero");
+  const nlohmann::json check = nlohmann::json::parse(read_file(report)).at("output_check");
+  CHECK(check.at("folder") == ws.output.string());
+  REQUIRE(check.at("findings").size() == 1);
+  CHECK(check["findings"][0]["kind"] == "zero-row");
+  CHECK(check["findings"][0]["file"] == (ws.output / "model.safetensors").string());
+  // The same folder, checked by verify itself: the same finding.
+  CHECK(findings_of(verify_json(ws.output), ws.output) == check.at("findings"));
+
+  // Under the default the screen flags the zero row and synthesises it: nothing to warn of.
+  const fs::path other = ws.dir / "screened";
+  const program_result screened = run_program(ws.transfer({}, other));
+  INFO("stderr: ", screened.err);
+  REQUIRE(screened.exit_status == 0);
+  CHECK(screened.err.find("warning: verify") == std::string::npos);
+  CHECK(screened.err.find("output checked     as `clp-transfer verify` checks a folder: no findings") !=
+        std::string::npos);
+}
+
+}  // namespace test_verify

@@ -36,7 +36,7 @@ struct equal_set {
 
 std::string role_of(const vocabulary_plan& plan, const std::string& name) {
   const vocabulary_tensor* t = plan.find(name);
-  return t ? role_name(t->role) : "none";
+  return t ? vocabulary_role_name(t->role) : "none";
 }
 
 std::vector<std::string> names_with(const vocabulary_plan& plan, vocabulary_role role) {
