@@ -62,9 +62,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "clp-transfer " + std::to_string(clp::version_major) + "." +
                                         std::to_string(clp::version_minor) + "." + std::to_string(clp::version_patch));
   namespace program = clp_transfer;
-  const std::vector<program::command> commands = {program::transfer_command(app), program::overlap_command(app),
+  const std::vector<program::command> commands = {program::transfer_command(app),   program::overlap_command(app),
                                                   program::similarity_command(app), program::evaluate_command(app),
-                                                  program::verify_command(app)};
+                                                  program::verify_command(app),     program::extend_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

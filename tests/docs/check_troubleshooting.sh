@@ -3,7 +3,8 @@
 #
 # The page gives each refusal and warning an id in the first column of a table whose header's
 # first cell is "id"; the tests name the same ids where they drive them on a bad input
-# (refused("id", ...), warned("id", ...), module_refused("id", ...) under tests/program). A
+# (refused("id", ...), warned("id", ...), module_refused("id", ...), and extend's
+# check_refusal(dir, "id", ...) under tests/program). A
 # refusal a test drives without an entry on the page fails this check, as does an entry no test
 # drives, or an id listed twice.
 #
@@ -29,7 +30,8 @@ page_ids=$(awk '
 
 # The ids the tests pass, wherever a call wraps its line.
 test_ids=$(find "$root/tests/program" -name '*.cpp' -print0 | xargs -0 cat | tr '\n' ' ' |
-  grep -oE '\b(refused|warned|module_refused)\( *"[a-z0-9-]+"' | sed -E 's/.*"([a-z0-9-]+)"/\1/' | sort -u)
+  grep -oE '\b(refused|warned|module_refused|check_refusal)\( *(dir, *)?"[a-z0-9-]+"' |
+  sed -E 's/.*"([a-z0-9-]+)"/\1/' | sort -u)
 
 status=0
 duplicates=$(uniq -d <<<"$page_ids")

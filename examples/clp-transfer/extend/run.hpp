@@ -1,0 +1,209 @@
+// `clp-transfer extend`: the source model with its tokenizer extended by tokens it lacks (the
+// helper's, or a list), every source token, id and row kept, and only the new rows made (by the
+// engine from the helper, as `transfer` makes them, or as the mean of their pieces; new_rows.hpp).
+// The phases are transfer's (read_models, the under-trained screen, synthesise, weights_output,
+// write_output, commit_output) with the tokenizer side of extend/ between reading and synthesis.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "extend/drift.hpp"
+#include "extend/extend_report.hpp"
+#include "extend/extended_config.hpp"
+#include "extend/extension.hpp"
+#include "extend/id_order.hpp"
+#include "extend/new_rows.hpp"
+#include "extend/read_source_model.hpp"
+#include "extend/source_tokenizer.hpp"
+#include "extend/token_request.hpp"
+#include "io/output_folder.hpp"
+#include "library_names.hpp"
+#include "progress.hpp"
+#include "transfer/output_target.hpp"
+#include "transfer/output_vocabulary.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesis_choice.hpp"
+#include "transfer/synthesise.hpp"
+#include "transfer/undertrained.hpp"
+#include "transfer/weights_output.hpp"
+#include "transfer/write_output.hpp"
+
+namespace clp_transfer {
+
+/// The models an extension reads: the pair, or the source alone.
+struct extend_models {
+  std::optional<loaded_models> pair;  ///< with a helper
+  std::optional<loaded_model> alone;  ///< without one
+
+  const loaded_model& source() const { return pair ? pair->source : *alone; }
+  const token_matching* matching() const { return pair ? &pair->matching : nullptr; }
+};
+
+/// The tokenizer side of an extension, once the models are read.
+struct extend_tokenizer {
+  chosen_tokens chosen;
+  extend::bpe_extension extension;
+  new_rows_plan rows;
+};
+
+namespace detail {
+
+/// The screen for under-trained source rows under `mode`: with a helper over the source rows of
+/// transfer's overlap, as transfer screens them (so that the engine's rows stay transfer's);
+/// without one over every row a source token names, the rows the means of pieces read.
+inline undertrained_screen screen_extend_source(const extend_models& models, undertrained_mode mode, int threads) {
+  if (models.pair) return screen_undertrained(models.pair->source, models.pair->matching.overlap, mode, threads);
+  const loaded_model& source = *models.alone;
+  vocabulary_overlap named;
+  for (const auto& [token, id] : source.checkpoint.tokenizer.vocabulary.ids)
+    if (id < source.embedding.rows()) named.source_ids.push_back(id);
+  return screen_undertrained(source, named, mode, threads);
+}
+
+/// Chooses the tokens, extends the source's BPE model, gives the new ids out in the helper's
+/// order (id_order.hpp) and plans every new row, the rows `screen` leaves out supporting none;
+/// refuses an extension that would add nothing, naming the source's tokenizer.
+inline extend_tokenizer extend_source_tokenizer(const extend_request& request, const request_texts& texts,
+                                                const source_tokenizer& tokenizer, const extend_models& models,
+                                                const undertrained_screen& screen) {
+  chosen_tokens chosen =
+      choose_new_tokens(request, texts, tokenizer, models.pair ? &models.pair->helper.checkpoint : nullptr);
+  extend::bpe_extension extension =
+      extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model));
+  extension = in_helper_order(std::move(extension), chosen.helper_ids);
+  if (extension.written.empty()) {
+    std::string why = std::to_string(chosen.bytes.size()) + " tokens asked for, " +
+                      std::to_string(extension.already_present.size()) + " already present, " +
+                      std::to_string(extension.left_out.size()) + " left out";
+    if (!extension.left_out.empty())
+      why += " (the first: " + extend::quoted_token(extension.left_out.front().bytes) + " " +
+             extension.left_out.front().reason + ")";
+    extend::unsupported(tokenizer.file.string(), "extension adds no token: " + why);
+  }
+  const loaded_model& source = models.source();
+  const bool from_helper = models.pair && !request.mean_of_pieces;
+  const vocabulary_overlap overlap =
+      from_helper ? screened_overlap(models.pair->matching.overlap, screen) : vocabulary_overlap();
+  new_rows_plan rows = plan_new_rows(extension, extend::bpe_table(tokenizer.model),
+                                     from_helper ? chosen.helper_ids : std::unordered_map<std::string, Index>(),
+                                     from_helper ? &overlap : nullptr, source.embedding.rows(),
+                                     screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
+  return {std::move(chosen), std::move(extension), std::move(rows)};
+}
+
+/// The drift on the probe, and the tokens per word on --probe-new.
+inline void measure_probes(const request_texts& texts, const source_tokenizer& tokenizer,
+                           const extend_tokenizer& extended, extend_outcome& outcome) {
+  const extend::bpe_table before(tokenizer.model);
+  outcome.drift = extend::drift(before, extended.extension.table, texts.probe);
+  if (!texts.probe_new) return;
+  fertility_figures f;
+  f.words = extend::probe_words(*texts.probe_new).size();
+  f.source = extend::fertility(before, *texts.probe_new).tokens_per_word();
+  f.extended = extend::fertility(extended.extension.table, *texts.probe_new).tokens_per_word();
+  if (const auto& helper = extended.chosen.helper.model)
+    f.helper = extend::fertility(extend::bpe_table(*helper), *texts.probe_new).tokens_per_word();
+  outcome.fertility = f;
+}
+
+/// Makes the rows of the plan's helper entries with the engine, on transfer's overlap, each
+/// copied to its id as the engine finishes it (extended_rows_writer).
+inline void synthesise_helper_rows(const loaded_models& models, const new_rows_plan& plan,
+                                   const synthesis_choice& synthesis, progress_reporter& progress,
+                                   extended_rows_writer& rows, std::optional<clp::synthesis_report>& report,
+                                   std::optional<clp::held_out_scores>& held_out) {
+  if (plan.count(row_origin::helper) == 0) return;
+  synthesised_embeddings scratch = allocate_outputs(models.source, models.helper.embedding.rows());
+  synthesise(models.source, models.helper.embedding, plan.synthesis_overlap, synthesis, progress, scratch,
+             {{}, [&](Index end) { rows.helper_rows_finished(scratch, end); }});
+  report = scratch.report;
+  held_out = scratch.held_out;
+}
+
+}  // namespace detail
+
+/// Runs the extension: `request`'s models read, its tokens chosen and the source's tokenizer
+/// extended, the new rows made (from the helper as `synthesis` says, or as the mean of their
+/// pieces), the source with its tokenizer extended and its matrices grown written to `target`;
+/// a summary on stderr unless `quiet`. `built_in_probe` is the English probe of the program.
+/// Throws on any error, leaving no output behind.
+inline void run_extend(const extend_request& request, const synthesis_choice& synthesis, const output_target& target,
+                       std::string_view built_in_probe, bool quiet) {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  progress_reporter progress(quiet);
+  extend_seconds seconds;
+  request.check();
+  target.check(request.has_helper() ? std::vector<std::filesystem::path>{request.pair.source, request.pair.helper}
+                                    : std::vector<std::filesystem::path>{request.pair.source});
+  synthesis.execution.check();
+  const request_texts texts = read_request_texts(request, built_in_probe);
+
+  // read -> extend the tokenizer -> make the rows -> write -> report -> commit -> summary
+  progress.begin("read");
+  const source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
+  extend_models models;
+  if (request.has_helper())
+    models.pair.emplace(read_models(request.pair));
+  else
+    models.alone.emplace(read_source_model(request.pair));
+  const loaded_model& source = models.source();
+  const undertrained_screen screen =
+      detail::screen_extend_source(models, synthesis.undertrained, synthesis.execution.threads);
+  seconds.read = progress.end();
+  if (!quiet && models.pair) print_matching_warnings(models.pair->matching);
+
+  progress.begin("extend tokenizer");
+  const extend_tokenizer extended = detail::extend_source_tokenizer(request, texts, tokenizer, models, screen);
+  const new_rows_plan& plan = extended.rows;
+  output_vocabulary vocabulary{
+      extended_config(source.checkpoint.config(), plan.output_rows), source.checkpoint.json.generation_config, {}, {}};
+  std::vector<std::filesystem::path> files_left_out;
+  extended_tokenizer_files(request.pair.source, tokenizer, extended.extension, vocabulary, files_left_out);
+  seconds.tokenizer = progress.end();
+
+  progress.begin("synthesize");
+  const bool durable = target.durable();
+  io::staging_directory staging(target.folder);
+  synthesised_embeddings out = allocate_outputs(source, plan.output_rows);
+  weights_output weights(staging.path(), durable, source, out);
+  extended_rows_writer rows(
+      source, plan, out, [&](Index end) { weights.rows_finished(end); }, synthesis.execution.threads);
+  rows.advance();
+  std::optional<clp::synthesis_report> report;
+  std::optional<clp::held_out_scores> held_out;
+  if (models.pair) detail::synthesise_helper_rows(*models.pair, plan, synthesis, progress, rows, report, held_out);
+  seconds.synthesize = progress.end();
+
+  progress.begin("write");
+  write_output(staging, durable, source.checkpoint.weights, weights, vocabulary, progress);
+  seconds.write = progress.end();
+  seconds.total = std::chrono::duration<double>(clock::now() - started).count();
+
+  extend_outcome outcome{request,
+                         source,
+                         models.matching(),
+                         extended.chosen,
+                         extended.extension,
+                         plan,
+                         synthesis,
+                         screen,
+                         report,
+                         held_out,
+                         {},
+                         {},
+                         files_left_out,
+                         seconds};
+  detail::measure_probes(texts, tokenizer, extended, outcome);
+  commit_output(staging, durable, target, write_partial_extend_report(outcome, target.report, target.folder));
+  if (!quiet) print_extend_summary(outcome, target.folder, target.report);
+}
+
+}  // namespace clp_transfer

@@ -1,0 +1,564 @@
+// `clp-transfer extend` run as a user runs it. The written folder is checked with a real
+// tokenizer client (Hugging Face's JavaScript tokenizers under node, tests/tokenizer_client's
+// runner; those checks skip where the client is absent): every source id decodes as before, text
+// round-trips, each new token is what the client makes of its text. The rows are checked against
+// oracles of their own: the source's bytes, the rows `clp-transfer transfer` writes for the same
+// helper tokens, and the mean of the pieces' rows in a plain double loop. And each refusal: one
+// line naming the file or option, and no output.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "../../support/skip.hpp"
+#include "extend/characters.hpp"
+#include "extend/read_bpe_model.hpp"
+#include "harness.hpp"
+#include "model_fixtures.hpp"
+#include "refusals.hpp"
+
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_extend {
+namespace {
+
+using namespace program_test;
+
+const fs::path models_dir = CLP_EXAMPLE_MODELS_DIR;
+const fs::path en_large = models_dir / "en-large";
+const fs::path de_small = models_dir / "de-small";
+const fs::path probes_dir = models_dir.parent_path() / "clp-transfer" / "extend" / "probes";
+const fs::path data_dir = CLP_TEST_DATA_DIR;
+const fs::path client_script = data_dir.parent_path() / "tokenizer_client" / "tokenize.mjs";
+const fs::path client_package = data_dir / "fetched" / "tokenizers-js" / "package" / "dist" / "tokenizers.mjs";
+const char* const embedding = "transformer.wte.weight";
+
+// --- the real tokenizer client ----------------------------------------------------------------
+
+std::string shell_quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Whether node and the client package are here (without marking the case skipped).
+bool client_here() { return fs::exists(client_package) && std::system("node --version >/dev/null 2>&1") == 0; }
+
+/// Whether the client can run; marks the running case skipped when not.
+bool client_available() {
+  if (client_here()) return true;
+  clp_test::skip(
+      "no node or no @huggingface/tokenizers under tests/data/fetched (tests/data/fetch_tokenizer_client.sh)");
+  return false;
+}
+
+/// The client's answer to `request` ({"encode": [...], "decode": [...], "model": [...]}) for the
+/// tokenizer in `folder`.
+nlohmann::json ask_client(const fs::path& folder, const nlohmann::json& request) {
+  temp_dir dir;
+  write_file(dir / "request.json", request.dump());
+  const std::string command = "node " + shell_quoted(client_script.string()) + " " +
+                              shell_quoted(client_package.string()) + " " + shell_quoted(folder.string()) + " " +
+                              shell_quoted((dir / "request.json").string()) + " " +
+                              shell_quoted((dir / "answer.json").string());
+  REQUIRE(std::system(command.c_str()) == 0);
+  return nlohmann::json::parse(read_file(dir / "answer.json"));
+}
+
+// --- running the program ----------------------------------------------------------------------
+
+/// Runs `clp-transfer extend --source source --output out --report out.json --quiet extra...`;
+/// requires success and returns the report.
+nlohmann::json extend(const fs::path& source, const fs::path& out, std::vector<std::string> extra) {
+  const fs::path report = out.string() + ".json";
+  std::vector<std::string> args = {"extend",     "--source", source.string(), "--output",
+                                   out.string(), "--report", report.string(), "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const program_result result = run_program(args);
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+  CHECK(result.err.empty());
+  return nlohmann::json::parse(read_file(report));
+}
+
+/// Runs a transfer of `source` with `helper`'s vocabulary into `out`.
+void transfer(const fs::path& source, const fs::path& helper, const fs::path& out, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"transfer",      "--source", source.string(), "--helper",
+                                   helper.string(), "--output", out.string(),    "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const program_result result = run_program(args);
+  INFO("stderr: ", result.err);
+  REQUIRE(result.exit_status == 0);
+}
+
+/// token -> id of a tokenizer.json's model.vocab.
+std::map<std::string, std::int64_t> vocab_of(const fs::path& folder) {
+  return nlohmann::json::parse(read_file(folder / "tokenizer.json"))["model"]["vocab"]
+      .get<std::map<std::string, std::int64_t>>();
+}
+
+/// The bytes a byte-level token stands for (GPT-2's table, written out here: byte b is the
+/// character b for the printable Latin-1 bytes, 256 + n for the n-th of the others).
+std::string byte_level_bytes(const std::string& token) {
+  std::map<std::uint32_t, unsigned char> byte_of;
+  std::uint32_t next = 256;
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+    byte_of[printable ? b : next++] = static_cast<unsigned char>(b);
+  }
+  std::string bytes;
+  for (std::size_t i = 0; i < token.size();) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    std::uint32_t code = n == 1 ? c : c & (0xFF >> (n + 1));
+    for (std::size_t k = 1; k < n; ++k) code = (code << 6) | (static_cast<unsigned char>(token[i + k]) & 0x3F);
+    bytes += static_cast<char>(byte_of.at(code));
+    i += n;
+  }
+  return bytes;
+}
+
+/// Tensor `tensor` of `file` (F32 or BF16, any shape) as the #rows by values-per-row matrix its
+/// first dimension gives.
+matrix read_rows(const fs::path& file, const std::string& tensor) {
+  const clp_transfer::io::safetensors_file opened(file);
+  const clp_transfer::io::tensor_entry& entry = opened.at(tensor);
+  const std::int64_t rows = entry.shape.at(0);
+  const std::int64_t cols = std::int64_t(entry.element_count()) / rows;
+  return decode(tensor_bytes(file, tensor), std::string(clp_transfer::io::dtype_name(entry.dtype)), rows, cols);
+}
+
+/// Whether every element of `a`'s row `ra` is `b`'s row `rb` to float rounding.
+bool same_row(const matrix& a, std::int64_t ra, const matrix& b, std::int64_t rb, double relative = 1e-6) {
+  for (std::int64_t c = 0; c < a.cols; ++c)
+    if (std::abs(a(ra, c) - b(rb, c)) > relative * (1 + std::abs(b(rb, c)))) return false;
+  return true;
+}
+
+/// The ids the source tokenizer in `folder` splits each of `spelled` into, as a pre-token handed
+/// to its BPE model: by the real client where it is here, else by the program's encoder (which
+/// tests/tokenizer_client checks against that client).
+std::vector<std::vector<std::int64_t>> pieces_of(const fs::path& folder, const std::vector<std::string>& spelled) {
+  std::vector<std::vector<std::int64_t>> pieces;
+  if (client_here()) {
+    const nlohmann::json answer = ask_client(folder, {{"model", spelled}});
+    for (const auto& ids : answer["model"]) pieces.push_back(ids.get<std::vector<std::int64_t>>());
+    return pieces;
+  }
+  namespace x = clp_transfer::extend;
+  const x::bpe_table table(x::read_bpe_model(nlohmann::json::parse(read_file(folder / "tokenizer.json")), "source"));
+  for (const std::string& token : spelled) {
+    std::vector<std::int64_t> ids;
+    for (const x::token_id id : table.encode(token)) ids.push_back(id);
+    pieces.push_back(ids);
+  }
+  return pieces;
+}
+
+/// Checks that each report token whose rows are "mean of pieces" has, in `tensor` of `output`,
+/// the mean (in double) of the source rows of its pieces, those in `left_out` left out; returns
+/// how many it checked.
+std::size_t check_means_of_pieces(const fs::path& source, const fs::path& output, const nlohmann::json& report,
+                                  const std::string& tensor, const std::set<std::int64_t>& left_out = {}) {
+  const matrix before = read_rows(source / "model.safetensors", tensor);
+  const matrix after = read_rows(output / "model.safetensors", tensor);
+  std::vector<std::string> spelled;
+  std::vector<std::int64_t> ids;
+  for (const auto& token : report["tokens"])
+    if (token["rows"] == "mean of pieces") {
+      spelled.push_back(token["token"]);
+      ids.push_back(token["id"]);
+    }
+  if (ids.empty()) return 0;
+  const std::vector<std::vector<std::int64_t>> pieces = pieces_of(source, spelled);
+  REQUIRE(pieces.size() == ids.size());
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    CAPTURE(spelled[t]);
+    std::vector<std::int64_t> kept;
+    for (const std::int64_t piece : pieces[t])
+      if (!left_out.count(piece)) kept.push_back(piece);
+    REQUIRE(!kept.empty());
+    matrix mean(1, before.cols);
+    for (const std::int64_t piece : kept)
+      for (std::int64_t c = 0; c < before.cols; ++c) mean(0, c) += before(piece, c) / double(kept.size());
+    CHECK(same_row(after, ids[t], mean, 0));
+  }
+  return ids.size();
+}
+
+/// Rows of `tensor` in `file` [from, to) as bytes.
+std::string row_bytes(const fs::path& file, const std::string& tensor, std::int64_t from, std::int64_t to,
+                      std::int64_t row_size) {
+  return tensor_bytes(file, tensor).substr(std::size_t(from * row_size), std::size_t((to - from) * row_size));
+}
+
+/// How many of the report's tokens with rows from the helper have, in `tensor` of `output`, a row
+/// other than the one the transfer in `reference` wrote for the helper token with the same bytes.
+int rows_unlike_transfer(const nlohmann::json& report, const fs::path& output, const fs::path& reference,
+                         const std::string& tensor) {
+  std::map<std::string, std::int64_t> helper_by_bytes;
+  for (const auto& [token, id] : vocab_of(de_small)) helper_by_bytes.emplace(byte_level_bytes(token), id);
+  const matrix after = read_rows(output / "model.safetensors", tensor);
+  const matrix transferred = read_rows(reference / "model.safetensors", tensor);
+  int unlike = 0;
+  for (const auto& token : report["tokens"]) {
+    if (token["rows"] != "helper") continue;
+    const std::int64_t helper_id = helper_by_bytes.at(byte_level_bytes(token["token"]));
+    if (!same_row(after, token["id"].get<std::int64_t>(), transferred, helper_id)) ++unlike;
+  }
+  return unlike;
+}
+
+/// en-large under `root`/padded with an untied head (lm_head.weight) and a per-token bias
+/// (lm_head.bias), the embedding, head and bias padded to `rows` rows past its 5000 tokens.
+fs::path make_padded_source(const fs::path& root, std::int64_t rows) {
+  const fs::path folder = root / "padded";
+  fs::create_directories(folder);
+  for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json",
+                           "special_tokens_map.json", "generation_config.json"})
+    fs::copy_file(en_large / name, folder / name);
+  nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(en_large / "config.json"));
+  config["vocab_size"] = rows;
+  config["tie_word_embeddings"] = false;
+  write_json(folder / "config.json", config);
+  fixture_random random(47);
+  const matrix wte = read_matrix(en_large / "model.safetensors", embedding);
+  matrix padded = anisotropic_matrix(rows, wte.cols, 0.5, 0.2, random, "F32");
+  std::copy(wte.values.begin(), wte.values.end(), padded.values.begin());
+  std::vector<fixture_tensor> tensors;
+  const clp_transfer::io::safetensors_file source(en_large / "model.safetensors");
+  for (const clp_transfer::io::tensor_entry& t : source.tensors())
+    if (t.name == embedding)
+      tensors.push_back(matrix_tensor(embedding, padded, "F32"));
+    else
+      tensors.push_back({t.name, std::string(clp_transfer::io::dtype_name(t.dtype)), t.shape,
+                         tensor_bytes(en_large / "model.safetensors", t.name)});
+  tensors.push_back(
+      matrix_tensor("lm_head.weight", anisotropic_matrix(rows, wte.cols, 1.0, 0.3, random, "F32"), "F32"));
+  tensors.push_back(
+      {"lm_head.bias", "F32", {rows}, encode(anisotropic_matrix(rows, 1, 0.0, 1.0, random, "F32"), "F32")});
+  write_safetensors(folder / "model.safetensors", tensors);
+  return folder;
+}
+
+/// en-large under `root`/shrunk with the embedding rows `shrunk` scaled to norm 1e-6, as rows a
+/// model's training never reached are; every other file and tensor as shipped.
+fs::path make_shrunk_source(const fs::path& root, const std::set<std::int64_t>& shrunk) {
+  const fs::path folder = root / "shrunk";
+  fs::create_directories(folder);
+  for (const std::string& name : folder_entries(en_large))
+    if (name != "model.safetensors") fs::copy_file(en_large / name, folder / name);
+  const fs::path original = en_large / "model.safetensors";
+  matrix wte = read_matrix(original, embedding);
+  for (const std::int64_t r : shrunk) {
+    double norm = 0;
+    for (std::int64_t c = 0; c < wte.cols; ++c) norm += wte(r, c) * wte(r, c);
+    for (std::int64_t c = 0; c < wte.cols; ++c) wte(r, c) *= 1e-6 / std::sqrt(norm);
+  }
+  const clp_transfer::io::safetensors_file file(original);
+  std::vector<fixture_tensor> tensors;
+  for (const clp_transfer::io::tensor_entry& t : file.tensors())
+    tensors.push_back({t.name, std::string(clp_transfer::io::dtype_name(t.dtype)), t.shape,
+                       t.name == embedding ? encode(wte, "F32") : tensor_bytes(original, t.name)});
+  write_safetensors(folder / "model.safetensors", tensors, file.metadata());
+  return folder;
+}
+
+/// The source ids the report lists as under-trained.
+std::set<std::int64_t> flagged_ids(const nlohmann::json& report) {
+  std::set<std::int64_t> ids;
+  for (const auto& token : report["undertrained"]["tokens"]) ids.insert(token["id"].get<std::int64_t>());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("extend: the shipped pair in the real client keeps every id, round-trips text and reaches each new token") {
+  if (!client_available()) return;
+  const temp_dir dir;
+  const fs::path out = dir / "out";
+  const nlohmann::json report = extend(en_large, out, {"--helper", de_small.string()});
+  CHECK(report["added"].get<double>() >= 0.95 * report["helper_missing"].get<double>());
+  const std::string english = read_file(probes_dir / "en.txt"), german = read_file(probes_dir / "de.txt");
+  nlohmann::json request = {
+      {"encode", {english, german}}, {"decode", nlohmann::json::array()}, {"model", nlohmann::json::array()}};
+  const std::map<std::string, std::int64_t> source_vocab = vocab_of(en_large);
+  for (const auto& entry : source_vocab) request["decode"].push_back({entry.second});
+  std::vector<std::int64_t> as_text, as_piece;
+  for (const auto& token : report["tokens"]) {
+    const std::string bytes = byte_level_bytes(token["token"]);
+    if (clp_transfer::extend::is_utf8(bytes)) {
+      request["encode"].push_back(bytes);
+      as_text.push_back(token["id"]);
+    } else {
+      request["model"].push_back(token["token"]);
+      as_piece.push_back(token["id"]);
+    }
+  }
+  const nlohmann::json before = ask_client(en_large, request);
+  const nlohmann::json after = ask_client(out, request);
+  CHECK(after["decode"] == before["decode"]);
+  const nlohmann::json decoded = ask_client(out, {{"decode", {after["encode"][0], after["encode"][1]}}});
+  CHECK(decoded["decode"] == nlohmann::json({english, german}));
+  int unreached = 0;
+  for (std::size_t i = 0; i < as_text.size(); ++i)
+    if (after["encode"][2 + i] != nlohmann::json({as_text[i]})) ++unreached;
+  for (std::size_t i = 0; i < as_piece.size(); ++i)
+    if (after["model"][i] != nlohmann::json({as_piece[i]})) ++unreached;
+  CHECK(unreached == 0);
+  CHECK(as_text.size() + as_piece.size() == report["tokens"].size());
+  const std::map<std::string, std::int64_t> out_vocab = vocab_of(out);
+  int moved = 0;
+  for (const auto& [token, id] : source_vocab) moved += out_vocab.at(token) == id ? 0 : 1;
+  CHECK(moved == 0);
+  // German text costs at most 1.25 times the helper's own tokens, in the client's counts.
+  const nlohmann::json helper = ask_client(de_small, {{"encode", {german}}});
+  CHECK(double(after["encode"][1].size()) <= 1.25 * double(helper["encode"][0].size()));
+  CHECK(after["encode"][1].size() < before["encode"][1].size());
+}
+
+TEST_CASE("extend: old rows are the source's bytes, new rows are transfer's rows for the same helper tokens") {
+  const temp_dir dir;
+  const std::int64_t row_size = 128 * 4;
+  for (const std::vector<std::string>& options : {std::vector<std::string>{}, {"--weighting", "top-k"}}) {
+    const std::string name = options.empty() ? "default" : options.back();
+    CAPTURE(name);
+    std::vector<std::string> extra = {"--helper", de_small.string()};
+    extra.insert(extra.end(), options.begin(), options.end());
+    const nlohmann::json report = extend(en_large, dir / ("extend-" + name), extra);
+    transfer(en_large, de_small, dir / ("transfer-" + name), options);
+    const fs::path out = dir / ("extend-" + name);
+    CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, row_size) ==
+          tensor_bytes(en_large / "model.safetensors", embedding));
+    CHECK(tensor_bytes(out / "model.safetensors", "transformer.h.0.attn.c_attn.weight") ==
+          tensor_bytes(en_large / "model.safetensors", "transformer.h.0.attn.c_attn.weight"));
+    const matrix after = read_matrix(out / "model.safetensors", embedding);
+    std::int64_t last_id = 0;
+    for (const auto& entry : vocab_of(out)) last_id = std::max(last_id, entry.second);
+    CHECK(nlohmann::json::parse(read_file(out / "config.json"))["vocab_size"] == after.rows);
+    CHECK(after.rows == last_id + 1);
+    CHECK(report["output_rows"] == after.rows);
+    CHECK(report["new_rows"]["helper"].get<int>() == report["added"].get<int>());
+    CHECK(rows_unlike_transfer(report, out, dir / ("transfer-" + name), embedding) == 0);
+    CHECK(check_means_of_pieces(en_large, out, report, embedding) > 0);  // the intermediates
+  }
+}
+
+TEST_CASE("extend: without a helper each new row is the mean of the source rows of its pieces") {
+  const temp_dir dir;
+  write_file(dir / "tokens.txt",
+             " Hausmeister\n \xC3\x9C"
+             "bermut\nsch\xC3\xB6n\n");
+  const nlohmann::json report =
+      extend(en_large, dir / "out", {"--no-helper", "--tokens", (dir / "tokens.txt").string()});
+  CHECK(report["helper"].is_null());
+  CHECK(report["asked"] == 3);
+  CHECK(report["added"] == 3);
+  CHECK(report["new_rows"]["mean_of_pieces"] == report["tokens"].size());
+  CHECK(row_bytes(dir / "out" / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+        tensor_bytes(en_large / "model.safetensors", embedding));
+  CHECK(check_means_of_pieces(en_large, dir / "out", report, embedding) == report["tokens"].size());
+  // The drift is measured on the English probe built into the program: its words, counted here.
+  std::size_t words = 0;
+  const std::string probe = read_file(probes_dir / "en.txt");
+  for (std::size_t i = 0; i < probe.size(); ++i)
+    if (!std::isspace(static_cast<unsigned char>(probe[i])) &&
+        (i == 0 || std::isspace(static_cast<unsigned char>(probe[i - 1]))))
+      ++words;
+  CHECK(report["drift"]["words"] == words);
+  CHECK(report["drift"]["probe"] == "built-in English probe");
+}
+
+TEST_CASE("extend: --method mean-of-pieces makes every new row the mean of its pieces, with a helper too") {
+  const temp_dir dir;
+  const nlohmann::json report =
+      extend(en_large, dir / "out", {"--helper", de_small.string(), "--method", "mean-of-pieces", "--add", "300"});
+  CHECK(report["added"] == 300);
+  CHECK(report["new_rows"]["method"] == "mean-of-pieces");
+  CHECK(report["new_rows"]["helper"] == 0);
+  CHECK(check_means_of_pieces(en_large, dir / "out", report, embedding) == report["tokens"].size());
+}
+
+TEST_CASE("extend: --undertrained synthesise keeps flagged source rows out of the means of pieces, and keeps them") {
+  const temp_dir dir;
+  write_file(dir / "tokens.txt",
+             " Hausmeister\n \xC3\x9C"
+             "bermut\nsch\xC3\xB6n\n");
+  const std::vector<std::string> listed = {"--no-helper", "--tokens", (dir / "tokens.txt").string()};
+  // The first piece of each new token shrunk: the screen must flag it and the means leave it out.
+  const nlohmann::json plain =
+      extend(en_large, dir / "plain", listed);  // named: a loop over a temporary's part dangles
+  std::vector<std::string> spelled;
+  for (const auto& token : plain["tokens"]) spelled.push_back(token["token"]);
+  std::set<std::int64_t> shrunk;
+  for (const std::vector<std::int64_t>& pieces : pieces_of(en_large, spelled))
+    if (pieces.size() > 1) shrunk.insert(pieces.front());
+  REQUIRE(shrunk.size() >= 2);
+  const fs::path source = make_shrunk_source(dir.path, shrunk);
+  for (const std::string mode : {"synthesise", "report", "keep"}) {
+    CAPTURE(mode);
+    std::vector<std::string> extra = listed;
+    extra.insert(extra.end(), {"--undertrained", mode});
+    const nlohmann::json report = extend(source, dir / mode, extra);
+    CHECK(report["undertrained"]["mode"] == mode);
+    CHECK(row_bytes(dir / mode / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+          tensor_bytes(source / "model.safetensors", embedding));
+    if (mode == "keep") {
+      CHECK(report["undertrained"]["screened"] == false);
+    } else {
+      const std::set<std::int64_t> flagged = flagged_ids(report);
+      for (const std::int64_t r : shrunk) CHECK(flagged.count(r) == 1);
+      CHECK(report["undertrained"]["left_out_of_new_rows"] == (mode == "synthesise" ? flagged.size() : 0));
+    }
+    const std::set<std::int64_t> left_out = mode == "synthesise" ? flagged_ids(report) : std::set<std::int64_t>();
+    CHECK(check_means_of_pieces(source, dir / mode, report, embedding, left_out) == report["tokens"].size());
+  }
+}
+
+TEST_CASE("extend: --undertrained with a helper gives transfer's rows under the same mode, the screen changing them") {
+  const temp_dir dir;
+  // Every 40th row the source shares with the helper shrunk: transfer's screen drops those pairs.
+  const std::map<std::string, std::int64_t> helper = vocab_of(de_small);
+  std::set<std::int64_t> shrunk;
+  std::size_t shared = 0;
+  for (const auto& [token, id] : vocab_of(en_large))
+    if (helper.count(token) && shared++ % 40 == 0) shrunk.insert(id);
+  const fs::path source = make_shrunk_source(dir.path, shrunk);
+  std::map<std::string, matrix> rows;
+  for (const std::string mode : {"synthesise", "keep"}) {
+    CAPTURE(mode);
+    const fs::path out = dir / ("extend-" + mode), reference = dir / ("transfer-" + mode);
+    const nlohmann::json report =
+        extend(source, out, {"--helper", de_small.string(), "--undertrained", mode, "--add", "400"});
+    transfer(source, de_small, reference, {"--undertrained", mode});
+    CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+          tensor_bytes(source / "model.safetensors", embedding));
+    CHECK(rows_unlike_transfer(report, out, reference, embedding) == 0);
+    if (mode == "synthesise") CHECK(report["undertrained"]["left_out_of_new_rows"].get<std::size_t>() >= shrunk.size());
+    rows.emplace(mode, read_matrix(out / "model.safetensors", embedding));
+  }
+  std::int64_t changed = 0;
+  for (std::int64_t r = 5000; r < rows.at("keep").rows; ++r)
+    changed += !same_row(rows.at("keep"), r, rows.at("synthesise"), r);
+  CHECK(changed > 0);
+}
+
+TEST_CASE("extend: padding rows are filled before the matrix grows, in the embedding, the untied head and its bias") {
+  const temp_dir dir;
+  const std::int64_t rows = 5056;
+  const fs::path source = make_padded_source(dir.path, rows);
+  transfer(source, de_small, dir / "transfer", {});
+  for (const std::string add : {"10", "all"}) {
+    CAPTURE(add);
+    const fs::path out = dir / ("extend-" + add);
+    std::vector<std::string> extra = {"--helper", de_small.string()};
+    if (add != "all") extra.insert(extra.end(), {"--add", add});
+    const nlohmann::json report = extend(source, out, extra);
+    const std::int64_t written = std::int64_t(report["tokens"].size());
+    const std::int64_t filled = std::min(written, rows - 5000);
+    CHECK(report["padding_rows_filled"] == filled);
+    CHECK(report["rows_grown"] == std::max<std::int64_t>(0, written - filled));
+    const std::int64_t out_rows = std::max(rows, 5000 + written);
+    CHECK(nlohmann::json::parse(read_file(out / "config.json"))["vocab_size"] == out_rows);
+    for (const auto& [tensor, row_size] : std::vector<std::pair<std::string, std::int64_t>>{
+             {embedding, 128 * 4}, {"lm_head.weight", 128 * 4}, {"lm_head.bias", 4}}) {
+      CAPTURE(tensor);
+      const fs::path file = out / "model.safetensors";
+      CHECK(tensor_bytes(file, tensor).size() == std::size_t(out_rows * row_size));
+      CHECK(row_bytes(file, tensor, 0, 5000, row_size) ==
+            row_bytes(source / "model.safetensors", tensor, 0, 5000, row_size));
+      // Padding rows no new token took keep the source's bytes.
+      CHECK(row_bytes(file, tensor, 5000 + filled, rows, row_size) ==
+            row_bytes(source / "model.safetensors", tensor, 5000 + filled, rows, row_size));
+      CHECK(rows_unlike_transfer(report, out, dir / "transfer", tensor) == 0);
+      check_means_of_pieces(source, out, report, tensor);
+    }
+  }
+}
+namespace {
+
+/// Checks the refusal docs/troubleshooting.md lists under `id`, of `extend extra... --output
+/// dir/out --quiet`: one line naming `culprit` with `key_word`, exit status 1, and no output
+/// folder or report left behind.
+void check_refusal(const temp_dir& dir, const std::string& id, std::vector<std::string> extra,
+                   const std::string& culprit, std::string_view key_word) {
+  CAPTURE(culprit);
+  std::vector<std::string> args = {
+      "extend", "--output", (dir / "out").string(), "--report", (dir / "out.json").string(), "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const program_result result = run_program(args);
+  refused(id, result, culprit);
+  CHECK(result.err.find(key_word) != std::string::npos);
+  CHECK(!fs::exists(dir / "out"));
+  CHECK(!fs::exists(dir / "out.json"));
+}
+
+/// A copy of en-large's config and weights under `root`/`name` with `tokenizer` (a file of that
+/// name) as its only tokenizer file.
+fs::path source_with_tokenizer(const fs::path& root, const std::string& name, const fs::path& tokenizer) {
+  const fs::path folder = root / name;
+  fs::create_directories(folder);
+  fs::copy_file(en_large / "config.json", folder / "config.json");
+  fs::copy_file(en_large / "model.safetensors", folder / "model.safetensors");
+  fs::copy_file(tokenizer, folder / tokenizer.filename());
+  return folder;
+}
+
+}  // namespace
+
+TEST_CASE("extend: refusals name the file or option in one line and leave no output") {
+  const temp_dir dir;
+  const std::vector<std::string> helper = {"--helper", de_small.string()};
+  const auto with_helper = [&](std::vector<std::string> args) {
+    args.insert(args.end(), helper.begin(), helper.end());
+    return args;
+  };
+  const fs::path formats = data_dir / "checkpoint_formats";
+  const fs::path sentencepiece = source_with_tokenizer(dir.path, "spm", formats / "spiece" / "spiece.model");
+  check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", sentencepiece.string()}),
+                (sentencepiece / "spiece.model").string(), "SentencePiece model cannot be extended");
+  const fs::path wordpiece = source_with_tokenizer(dir.path, "wp", formats / "helper_wordpiece" / "vocab.txt");
+  check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", wordpiece.string()}),
+                (wordpiece / "vocab.txt").string(), "WordPiece vocab.txt cannot be extended");
+  write_json(dir / "tokenizer.json", unigram_tokenizer_json({"<unk>", "<s>", "</s>",
+                                                             "\xE2\x96\x81"
+                                                             "a"}));
+  const fs::path unigram = source_with_tokenizer(dir.path, "unigram", dir / "tokenizer.json");
+  check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", unigram.string()}),
+                (unigram / "tokenizer.json").string(), "Unigram");
+
+  write_file(dir / "present.txt", " Haus\n the\n");
+  check_refusal(dir, "extend-token-list",
+                {"--source", en_large.string(), "--no-helper", "--tokens", (dir / "present.txt").string()},
+                (dir / "present.txt").string(), "entry 2 \" the\" is a token the source has");
+  write_file(dir / "empty.txt", " Haus\n\n Maus\n");
+  check_refusal(dir, "extend-token-list",
+                with_helper({"--source", en_large.string(), "--tokens", (dir / "empty.txt").string()}),
+                (dir / "empty.txt").string(), "entry 2 is empty");
+  check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--add", "0"}), "--add",
+                "at least 1");
+  check_refusal(dir, "extend-no-helper", {"--source", en_large.string(), "--no-helper"}, "--tokens",
+                "without --helper");
+  check_refusal(
+      dir, "extend-no-helper",
+      {"--source", en_large.string(), "--no-helper", "--tokens", (dir / "empty.txt").string(), "--weighting", "top-k"},
+      "--weighting", "without --helper");
+
+  // A usage error (CLI11's) is one line too, with the usual status of a usage error.
+  const program_result both =
+      run_program({"extend", "--source", en_large.string(), "--helper", de_small.string(), "--add", "3", "--tokens",
+                   (dir / "empty.txt").string(), "--output", (dir / "out").string()});
+  CHECK(both.exit_status == 2);
+  CHECK(std::count(both.err.begin(), both.err.end(), '\n') == 1);
+  CHECK(both.err.find("--tokens") != std::string::npos);
+  CHECK(!fs::exists(dir / "out"));
+}
+
+}  // namespace test_extend
