@@ -59,6 +59,7 @@ struct extend_outcome {
   extend::drift_measure drift;
   std::optional<fertility_figures> fertility;
   std::vector<std::filesystem::path> files_left_out;  ///< SentencePiece models beside tokenizer.json
+  std::vector<verify::finding> output_findings;       ///< verify's checks on the output (check_output)
   extend_seconds seconds;
 
   double added_share() const {
@@ -199,6 +200,7 @@ inline std::filesystem::path write_partial_extend_report(const extend_outcome& o
   json["vocabulary_tensors"] = vocabulary_tensors_json(o.source.plan, o.rows.output_rows);
   json["files_left_out"] = nlohmann::ordered_json::array();
   for (const std::filesystem::path& file : o.files_left_out) json["files_left_out"].push_back(file.string());
+  json["output_check"] = verify::findings_json(output, o.output_findings);
   const extend_seconds& s = o.seconds;
   json["seconds"] = {{"read", s.read},
                      {"tokenizer", s.tokenizer},
@@ -259,6 +261,7 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
                  file.c_str());
   for (const vocabulary_tensor* t : o.source.plan.with_role(vocabulary_role::warned))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning_text(*t).c_str());
+  print_output_check(o.output_findings);
 }
 
 }  // namespace clp_transfer

@@ -26,6 +26,7 @@
 #include "io/output_folder.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
+#include "transfer/output_check.hpp"
 #include "transfer/output_target.hpp"
 #include "transfer/output_vocabulary.hpp"
 #include "transfer/read_models.hpp"
@@ -146,7 +147,7 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   synthesis.execution.check();
   const request_texts texts = read_request_texts(request, built_in_probe);
 
-  // read -> extend the tokenizer -> make the rows -> write -> report -> commit -> summary
+  // read -> extend the tokenizer -> make the rows -> write -> check -> report -> commit -> summary
   progress.begin("read");
   const source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
   extend_models models;
@@ -185,6 +186,9 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   progress.begin("write");
   write_output(staging, durable, source.checkpoint.weights, weights, vocabulary, progress);
   seconds.write = progress.end();
+  // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.
+  std::vector<verify::finding> findings =
+      check_output(staging.path(), target.folder, {source.embedding_name, source.head_name.value_or("")});
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
   extend_outcome outcome{request,
@@ -200,6 +204,7 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
                          {},
                          {},
                          files_left_out,
+                         std::move(findings),
                          seconds};
   detail::measure_probes(texts, tokenizer, extended, outcome);
   commit_output(staging, durable, target, write_partial_extend_report(outcome, target.report, target.folder));

@@ -67,7 +67,7 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   seconds.write = progress.end();
   // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.
   const std::vector<verify::finding> findings =
-      check_output(staging.path(), target.folder, {models.source.embedding_name, pair.source_head});
+      check_output(staging.path(), target.folder, {models.source.embedding_name, models.source.head_name.value_or("")});
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
   const transfer_outcome outcome{models, synthesis, screen, synthesised, config, target.folder, findings, seconds};

@@ -374,6 +374,10 @@ TEST_CASE("extend: without a helper each new row is the mean of the source rows 
       ++words;
   CHECK(report["drift"]["words"] == words);
   CHECK(report["drift"]["probe"] == "built-in English probe");
+  // The written folder checked as verify checks it: nothing found, here as by verify itself.
+  CHECK(report["output_check"]["folder"] == (dir / "out").string());
+  CHECK(report["output_check"]["findings"].empty());
+  CHECK(run_program({"verify", (dir / "out").string(), "--quiet"}).exit_status == 0);
 }
 
 TEST_CASE("extend: --method mean-of-pieces makes every new row the mean of its pieces, with a helper too") {
