@@ -20,7 +20,7 @@ if(CLP_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
 endif()
 
 # Our programs and tests use OpenMP when the compiler has it (the library's threads become
-# an OpenMP team; see include/clp/detail/parallel.hpp).
+# an OpenMP team; see include/clp/parallel.hpp).
 find_package(OpenMP COMPONENTS CXX)
 function(clp_use_openmp target)
   if(OpenMP_CXX_FOUND)

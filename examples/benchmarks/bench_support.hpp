@@ -99,11 +99,11 @@ inline double float32_gemm_seconds(clp::Index n, int threads, int tries) {
 // --- random numbers: a counter-based stream per (seed, stream, row), so rows fill in parallel
 // and the result does not depend on the thread count.
 
+/// The next number of the SplitMix64 sequence whose state is `state` (<clp/splitmix64.hpp>).
 inline std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  const std::uint64_t z = clp::splitmix64(state);
+  state += clp::splitmix64_increment;
+  return z;
 }
 
 /// n standard normal floats (Box-Muller on 53-bit uniforms) from the stream named by key.

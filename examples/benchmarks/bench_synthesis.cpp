@@ -177,7 +177,7 @@ row_major anisotropic(clp::Index rows, clp::Index cols, float scale, std::uint64
 }
 
 // --- the ceilings: plain products on all threads, nothing of the library.
-// The similarity product of a synthesis alone, the floor of its default path: M missing rows
+// The similarity product of a synthesis alone, the floor of its float32 path: M missing rows
 // times N overlapping rows, depth K (d_helper), C = Q N^T in row blocks of 960 (the whole
 // M x N matrix would not fit), each block one BLAS call on all threads. Content is irrelevant.
 int run_similarity_product(const settings& s) {

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "errors.hpp"
+#include "library_names.hpp"
 
 #ifdef CLP_HAVE_ONEDNN
 #include "onednn_bf16_product.hpp"
-#include "library_names.hpp"
 #endif
 
 namespace clp_transfer {

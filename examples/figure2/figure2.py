@@ -430,7 +430,7 @@ def report_md(rows, reports, fig1, meta, path):
                 "-" if init == "random" else (
                     "n/a (no random run)" if not measurable else
                     (mean_sd([100 * x for x in shares], "%.0f") + "%"
-                     if len(shares) == len(measurable) else "not reached (some seeds)")),
+                     if len(shares) == len(measurable) else "not reached (%d of %d seeds)" % (len(measurable) - len(shares), len(measurable)))),
                 mean_sd(step0, "%.0f") if max(step0, default=0) < 1e7 else mean_sd(step0, "%.3g"),
                 "-" if not r else "%.2fx" % (r["max_output_row_norm"] / r["median_source_row_norm"]),
                 "-" if not beats else ("yes" if all(beats) and len(beats) == len(finals) else "no")))

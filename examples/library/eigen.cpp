@@ -23,22 +23,23 @@ int main() {
 
   // The new embedding is written in place into a caller-owned matrix.
   RowMajor target(helper.rows(), source.cols());
-  const clp::synthesis_report report = clp::transfer(source, helper, overlap, target);  // the default weighting
+  const clp::synthesis_report report = clp::synthesize_rows(source, helper, overlap, target);  // clp::default_weighting
 
   // A model with an untied output head: name the pair, right after the output. The head's rows
   // get the same weights, computed once.
   const RowMajor source_head = RowMajor::Random(4, 8);
   RowMajor target_head(helper.rows(), source_head.cols());
-  clp::transfer(source, helper, overlap, target, clp::untied_head{source_head, target_head}, clp::paper_weights{});
+  clp::synthesize_rows(source, helper, overlap, target, clp::untied_head{source_head, target_head},
+                       clp::paper_weights{});
 
   // Any number of further matrices with a row (or a value) per token, each with its own
   // element type and width: here a head and a per-token output bias (#vocab by 1), the way
   // BERT's cls.predictions.bias or BART's final_logits_bias are stored. One set of weights.
   const Eigen::VectorXd source_bias = Eigen::VectorXd::Random(4);
   Eigen::VectorXd target_bias(helper.rows());
-  clp::transfer(source, helper, overlap, target,
-                clp::matrix_pairs{{"lm_head", source_head, target_head}, {"bias", source_bias, target_bias}},
-                clp::make_weighting("omp", 2));
+  clp::synthesize_rows(source, helper, overlap, target,
+                       clp::matrix_pairs{{"lm_head", source_head, target_head}, {"bias", source_bias, target_bias}},
+                       clp::make_weighting("omp", 2));
 
   // The paper's baseline without a helper: overlapping rows copied, the rest drawn at random.
   RowMajor baseline(helper.rows(), source.cols());

@@ -27,7 +27,8 @@ int main() {
   const auto overlap = clp::intersect_vocabularies(source_vocab, target_vocab);
   clp::synthesis_options options;
   options.threads = 2;
-  const auto report = clp::transfer(source_view, helper_view, overlap, target_view, clp::paper_weights{}, options);
+  const auto report =
+      clp::synthesize_rows(source_view, helper_view, overlap, target_view, clp::paper_weights{}, options);
 
   std::printf("%td copied, %td synthesised, %td fallbacks\n", report.copied_rows, report.synthesized_rows,
               report.degenerate_rows());

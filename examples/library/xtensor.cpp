@@ -24,7 +24,7 @@ int main() {
 
   const auto overlap = clp::intersect_vocabularies(source_vocab, target_vocab);
   // Top-10 neighbours with clamped, renormalised cosines (k larger than the overlap: all of it).
-  const auto report = clp::transfer(source, helper, overlap, target, clp::top_k_weights{10});
+  const auto report = clp::synthesize_rows(source, helper, overlap, target, clp::top_k_weights{10});
 
   std::printf("%td copied, %td synthesised\n", report.copied_rows, report.synthesized_rows);
   return target(0, 0) == source(1, 0) && std::isfinite(target(1, 0)) ? 0 : 1;

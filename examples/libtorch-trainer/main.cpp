@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A small, complete trainer in libtorch whose German embedding clp::transfer writes straight
+// A small, complete trainer in libtorch whose German embedding clp::synthesize_rows writes straight
 // into the model's parameter: the paper's Figure 2 in C++ (README.md beside this file).
 //
 // A GPT-2 module with en-large's architecture (examples/models/en-large: 128 dims, 4 layers,
@@ -14,7 +14,7 @@
 //   overlap-random    en-large's transformer; the rows of tokens both vocabularies have copied
 //                     from the English embedding, the others drawn so (clp::overlap_random)
 //   clp               en-large's transformer; shared rows copied, the others synthesised from
-//                     de-small's embedding (clp::transfer, top-k weights with k = 10)
+//                     de-small's embedding (clp::synthesize_rows, top-k weights with k = 10)
 //
 // It prints the validation loss at step 0 and every --eval-every steps for each, then the
 // curves side by side.
@@ -305,8 +305,8 @@ Gpt initialise(const std::string& init, const transfer_inputs& in, const setting
   if (init == "clp") {
     clp::synthesis_options options;
     options.threads = s.threads;
-    const clp::synthesis_report report = clp::transfer(in.source_wte, in.helper_wte, in.overlap, embedding,
-                                                       clp::make_weighting(s.weighting, s.k), options);
+    const clp::synthesis_report report = clp::synthesize_rows(in.source_wte, in.helper_wte, in.overlap, embedding,
+                                                              clp::make_weighting(s.weighting, s.k), options);
     std::printf("clp: %td rows copied, %td synthesised (%s), effective neighbours median %.1f\n", report.copied_rows,
                 report.synthesized_rows, s.weighting.c_str(), report.effective_neighbours_median);
   } else if (init == "overlap-random") {

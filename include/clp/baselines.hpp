@@ -9,8 +9,8 @@
 /// entry point: source first, output last (before the seed).
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/rows.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/baselines/overlap_copy.hpp>
+#include <clp/detail/matrices/validation.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
@@ -24,36 +24,6 @@
 #include <vector>
 
 namespace clp {
-
-namespace detail {
-
-/// The refusals of a copy of the overlapping rows from `source` to `output`.
-inline void check_copy(const matrix_view<const void>& source, const vocabulary_overlap& overlap,
-                       const matrix_view<void>& output, const char* context) {
-  if (overlap.source_ids.size() != overlap.target_ids.size())
-    throw invalid_argument(error_facts::in(context).with_argument("overlap"),
-                           "has " + std::to_string(overlap.target_ids.size()) + " target ids but " +
-                               std::to_string(overlap.source_ids.size()) + " source ids");
-  check_columns(output.cols(), source.cols(), "output", "source", context);
-  check_ids(overlap.source_ids, source.rows(), "overlap source", "source", context);
-  check_ids(overlap.target_ids, output.rows(), "overlap target", "output", context);
-}
-
-inline void copy_rows(const matrix_view<const void>& source, const vocabulary_overlap& overlap,
-                      const matrix_view<void>& output) {
-  std::vector<float> row(static_cast<std::size_t>(source.cols()));
-  for (std::size_t i = 0; i < overlap.target_ids.size(); ++i)
-    copy_row(source, overlap.source_ids[i], output, overlap.target_ids[i], row.data());
-}
-
-/// The per-column statistics of `source`, refusing a source without rows under the caller's
-/// name.
-inline column_statistics source_statistics(const matrix_view<const void>& source, const char* context) {
-  if (source.rows() < 1) throw invalid_argument(error_facts::in(context).with_argument("source"), "has no rows");
-  return column_statistics_of(source);
-}
-
-}  // namespace detail
 
 /// output(target_ids[i]) = source(source_ids[i]) for every overlap pair (eq. 2): an exact copy
 /// when the element types match, else through float32. Other rows are not touched.

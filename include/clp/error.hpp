@@ -8,7 +8,7 @@
 /// fields (error::facts(): the function, file, tensor, argument, row and column at fault), and
 /// has a one-line message for people, built from those fields in one place (error::message).
 ///
-///     try { clp::transfer(source, helper, overlap, output); }
+///     try { clp::synthesize_rows(source, helper, overlap, output); }
 ///     catch (const clp::non_finite_input& e) { /* e.facts().argument, .row, .column */ }
 ///     catch (const clp::error& e) { std::fprintf(stderr, "%s\n", e.what()); }
 ///
@@ -51,10 +51,10 @@ constexpr std::string_view error_kind_name(error_kind kind) {
 
 /// Where an error is: every field is optional (empty, or -1 for a position). Set the fields by
 /// name, so that a call site says what it sets and a new field changes none of them:
-///     error_facts::in("clp::transfer").with_argument("helper").at(5, 2)
+///     error_facts::in("clp::synthesize_rows").with_argument("helper").at(5, 2)
 ///     error_facts{}.with_file(path).with_tensor("wte.weight").at_row(7)
 struct error_facts {
-  std::string context;   ///< the function or command that refused: "clp::transfer"
+  std::string context;   ///< the function or command that refused: "clp::synthesize_rows"
   std::string file;      ///< the file at fault
   std::string tensor;    ///< the tensor at fault, inside `file`
   std::string argument;  ///< the argument, matrix or option at fault: "helper", "--k"
@@ -70,7 +70,6 @@ struct error_facts {
   error_facts with_tensor(std::string value) && { return set(&error_facts::tensor, std::move(value)); }
   error_facts with_argument(std::string value) && { return set(&error_facts::argument, std::move(value)); }
   error_facts at_row(std::ptrdiff_t value) && { return set(&error_facts::row, value); }
-  error_facts at_column(std::ptrdiff_t value) && { return set(&error_facts::column, value); }
   error_facts at(std::ptrdiff_t row_value, std::ptrdiff_t column_value) && {
     row = row_value;
     column = column_value;
@@ -101,7 +100,7 @@ class error : public std::runtime_error {
 
   /// The one-line message: "<file or context>: <subject> <problem>", where the subject names
   /// the tensor, the argument and the row and column, those that are given:
-  ///     clp::transfer: 'helper' row 5 column 2 is NaN or infinite
+  ///     clp::synthesize_rows: 'helper' row 5 column 2 is NaN or infinite
   ///     model/model.safetensors: tensor "wte.weight" row 7 column 0 is NaN or infinite
   ///     --k must be at least 1, not 0
   /// Line breaks in the problem become spaces; a file name holding one is written quoted.

@@ -16,16 +16,12 @@
 /// exact, never with a #vocab by #vocab matrix in memory, and bit-identical for any thread count
 /// and tile budget, and so is the result.
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/validation.hpp>
 #include <clp/element_type.hpp>
-#include <clp/error.hpp>
-#include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/nearest_neighbours.hpp>
 
 #include <algorithm>
 #include <numeric>
-#include <string>
 #include <vector>
 
 namespace clp {
@@ -41,62 +37,12 @@ struct knn_overlap_result {
   std::vector<float> per_token;
 };
 
-namespace detail {
+}  // namespace clp
 
-/// |A ∩ B| of two lists of k ids (each list without repeats).
-inline Index shared_ids(const Index* a, const Index* b, Index k, std::vector<Index>& sorted_a,
-                        std::vector<Index>& sorted_b) {
-  std::copy_n(a, k, sorted_a.begin());
-  std::copy_n(b, k, sorted_b.begin());
-  std::sort(sorted_a.begin(), sorted_a.end());
-  std::sort(sorted_b.begin(), sorted_b.end());
-  Index shared = 0;
-  for (auto i = sorted_a.begin(), j = sorted_b.begin(); i != sorted_a.end() && j != sorted_b.end();) {
-    if (*i < *j) {
-      ++i;
-    } else if (*j < *i) {
-      ++j;
-    } else {
-      ++shared;
-      ++i;
-      ++j;
-    }
-  }
-  return shared;
-}
+// The overlap of the two neighbour lists, which fills knn_overlap_result.
+#include <clp/detail/neighbours/neighbourhood_overlap.hpp>
 
-inline knn_overlap_result knn_overlap(const matrix_view<const void>& a, const matrix_view<const void>& b,
-                                      const std::vector<Index>& queries, const knn_options& options) {
-  constexpr const char* context = "clp::knn_overlap";
-  check_searchable(a, "a", options.k, context);
-  check_searchable(b, "b", options.k, context);
-  if (a.rows() != b.rows())
-    throw invalid_argument(error_facts::in(context).with_argument("b"), "has " + std::to_string(b.rows()) + " rows but 'a' has " +
-                                                               std::to_string(a.rows()) +
-                                                               " (both must hold the same vocabulary)");
-  check_queries(queries, a.rows(), context);
-  require_finite_matrix(a, "a", options.threads, context);
-  require_finite_matrix(b, "b", options.threads, context);
-
-  const std::vector<Index> near_a = search_neighbours(a, queries, options);
-  const std::vector<Index> near_b = search_neighbours(b, queries, options);
-  const Index k = options.k;
-  knn_overlap_result result;
-  result.tokens = static_cast<Index>(queries.size());
-  result.k = k;
-  result.per_token.resize(queries.size());
-  std::vector<Index> sorted_a(static_cast<std::size_t>(k)), sorted_b(static_cast<std::size_t>(k));
-  Index total = 0;  // an integer count: the mean does not depend on summation order
-  for (Index t = 0; t < result.tokens; ++t) {
-    const Index shared = shared_ids(near_a.data() + t * k, near_b.data() + t * k, k, sorted_a, sorted_b);
-    total += shared;
-    result.per_token[std::size_t(t)] = static_cast<float>(double(shared) / double(k));
-  }
-  result.mean_overlap = double(total) / (double(k) * double(result.tokens));
-  return result;
-}
-
-}  // namespace detail
+namespace clp {
 
 /// The k-nearest-neighbour overlap of a and b over sampled tokens: the mean over the query
 /// rows v of |N_k^A(v) ∩ N_k^B(v)| / k. Neighbours are searched among all rows.
@@ -118,7 +64,7 @@ inline knn_overlap_result knn_overlap(const matrix_view<const void>& a, const ma
 template <class A, class B>
 knn_overlap_result knn_overlap(const A& a, const B& b, const std::vector<Index>& queries,
                                const knn_options& options = {}) {
-  return detail::knn_overlap(make_view(a), make_view(b), queries, options);
+  return detail::neighbourhood_overlap(make_view(a), make_view(b), queries, options);
 }
 
 /// knn_overlap over the whole vocabulary: every row is a query.
@@ -131,7 +77,7 @@ knn_overlap_result knn_overlap(const A& a, const B& b, const knn_options& option
   const matrix_view<const void> va = make_view(a);
   std::vector<Index> all(static_cast<std::size_t>(std::max<Index>(va.rows(), 0)));
   std::iota(all.begin(), all.end(), Index(0));
-  return detail::knn_overlap(va, make_view(b), all, options);
+  return detail::neighbourhood_overlap(va, make_view(b), all, options);
 }
 
 }  // namespace clp

@@ -13,6 +13,7 @@
 /// array (an expression, an inner stride other than one) is rejected at compile or run time,
 /// never copied behind the caller's back.
 
+#define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 
@@ -25,27 +26,15 @@
 
 namespace clp {
 
+/// How a strided matrix lies in memory: each row contiguous (row-major) or each column.
 enum class storage_order { row_major, column_major };
 
-namespace detail {
+}  // namespace clp
 
-/// The shape checks every view's constructor makes (typed or not).
-inline void check_view_shape(bool null_data, Index rows, Index cols, Index outer_stride, storage_order order) {
-  if (rows < 0 || cols < 0)
-    throw invalid_argument(error_facts::in("clp::matrix_view"),
-                           "negative shape " + std::to_string(rows) + " x " + std::to_string(cols));
-  const Index inner = order == storage_order::row_major ? cols : rows;
-  const Index outer = order == storage_order::row_major ? rows : cols;
-  if (outer > 1 && outer_stride < inner)
-    throw invalid_argument(
-        error_facts::in("clp::matrix_view"),
-        "outer stride " + std::to_string(outer_stride) + " is smaller than the inner size " + std::to_string(inner));
-  if (null_data && rows * cols != 0)
-    throw invalid_argument(error_facts::in("clp::matrix_view"),
-                           "null data for a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
-}
+// The untyped views and the shape checks of every view, which read storage_order.
+#include <clp/detail/matrices/untyped_view.hpp>
 
-}  // namespace detail
+namespace clp {
 
 /// A strided 2-D view of caller-owned memory: element (r, c) lives at
 /// `data[r * outer_stride + c]` (row-major) or `data[c * outer_stride + r]` (column-major).
@@ -104,40 +93,6 @@ class matrix_view {
   Index outer_stride_ = 0;
   storage_order order_ = storage_order::row_major;
 };
-
-namespace detail {
-
-/// A strided 2-D view whose element type is a run-time value (Void: void or const void).
-template <class Void>
-class untyped_view {
- public:
-  untyped_view() = default;
-
-  /// As matrix_view<T>'s constructor, with the element type given at run time.
-  untyped_view(Void* data, element_type type, Index rows, Index cols, Index outer_stride, storage_order order)
-      : data_(data), type_(type), rows_(rows), cols_(cols), outer_stride_(outer_stride), order_(order) {
-    check_view_shape(data == nullptr, rows, cols, outer_stride, order);
-  }
-
-  Void* data() const { return data_; }
-  element_type type() const { return type_; }
-  Index rows() const { return rows_; }
-  Index cols() const { return cols_; }
-  Index outer_stride() const { return outer_stride_; }
-  storage_order order() const { return order_; }
-  Index row_stride() const { return order_ == storage_order::row_major ? outer_stride_ : 1; }
-  Index col_stride() const { return order_ == storage_order::row_major ? 1 : outer_stride_; }
-
- private:
-  Void* data_ = nullptr;
-  element_type type_ = element_type::float32;
-  Index rows_ = 0;
-  Index cols_ = 0;
-  Index outer_stride_ = 0;
-  storage_order order_ = storage_order::row_major;
-};
-
-}  // namespace detail
 
 /// A read-only view whose element type is known only at run time: a checkpoint's tensor, a
 /// torch::Tensor. Every algorithm takes it like a typed view; the engine reads (and converts)
@@ -244,9 +199,9 @@ namespace detail {
 /// The refusal of make_view for a std::vector whose size is not rows * cols.
 inline void check_vector_shape(std::size_t size, Index rows, Index cols) {
   if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) != size)
-    throw invalid_argument(error_facts::in("clp::make_view"),
-                           "std::vector of " + std::to_string(size) + " elements cannot be viewed as " +
-                               std::to_string(rows) + " x " + std::to_string(cols));
+    throw invalid_argument(error_facts::in("clp::make_view"), "std::vector of " + std::to_string(size) +
+                                                                  " elements cannot be viewed as " +
+                                                                  std::to_string(rows) + " x " + std::to_string(cols));
 }
 }  // namespace detail
 

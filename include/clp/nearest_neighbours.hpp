@@ -15,22 +15,14 @@
 /// "larger cosine, then lower id" does not depend on the order candidates arrive in, so the
 /// neighbours are bit-identical for any thread count and tile budget.
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/reductions.hpp>
-#include <clp/detail/rows.hpp>
-#include <clp/detail/tiling.hpp>
-#include <clp/detail/validation.hpp>
+#include <clp/detail/kernels/running_top_k.hpp>
+#include <clp/detail/kernels/tiling.hpp>
 #include <clp/element_type.hpp>
-#include <clp/error.hpp>
 #include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>
-#include <clp/top_k.hpp>
 
-#include <algorithm>
 #include <cstddef>
-#include <limits>
-#include <numeric>
-#include <string>
 #include <vector>
 
 namespace clp {
@@ -68,137 +60,12 @@ inline tiling knn_tiling(Index queries, Index cols, const knn_options& options) 
   return {plan.rows, plan.count, detail::panel_rows};
 }
 
-namespace detail {
+}  // namespace clp
 
-/// 1 / ||x_r|| for every row r (0 for a zero row), used for query and panel rows alike.
-inline std::vector<float> inverse_row_norms(const matrix_view<const void>& x) {
-  std::vector<float> inverse(static_cast<std::size_t>(x.rows()));
-  std::vector<float> row(static_cast<std::size_t>(x.cols()));
-  for (Index r = 0; r < x.rows(); ++r) {
-    load_row(x, r, row.data());
-    const double norm = row_norm(row.data(), x.cols());
-    inverse[static_cast<std::size_t>(r)] = norm > 0 ? static_cast<float>(1.0 / norm) : 0.0f;
-  }
-  return inverse;
-}
+// The search, which reads knn_options and knn_tiling above.
+#include <clp/detail/neighbours/neighbour_search.hpp>
 
-/// The search of query rows `queries` among all rows of x, block by block: a block's k best
-/// of each query row written to `neighbours` (row-major, best first).
-class neighbour_search {
- public:
-  /// A worker's buffers, reused from block to block.
-  struct scratch {
-    std::vector<float> queries, panel, cosines;
-    std::vector<scored_row> heaps;
-    std::vector<Index> sizes;
-  };
-
-  neighbour_search(const matrix_view<const void>& x, const std::vector<Index>& queries, Index k, Index block)
-      : x_(x), queries_(queries), k_(k), block_(block), inverse_norm_(inverse_row_norms(x)), all_rows_(x.rows()) {
-    std::iota(all_rows_.begin(), all_rows_.end(), Index(0));
-  }
-
-  /// Block b: query rows queries[b * block, ...), at most block of them.
-  void run(Index b, scratch& s, Index* neighbours) const {
-    const Index d = x_.cols(), row0 = b * block_, m = std::min(block_, Index(queries_.size()) - row0);
-    s.queries.resize(std::size_t(block_ * d));
-    s.panel.resize(std::size_t(panel_rows * d));
-    s.cosines.resize(std::size_t(block_ * panel_rows));
-    float* const queries = s.queries.data();
-    float* const panel = s.panel.data();
-    float* const cosines = s.cosines.data();
-    s.heaps.resize(std::size_t(block_ * k_));
-    s.sizes.assign(std::size_t(block_), 0);
-    // Normalised query rows; rows past m are zero (padding to the block height).
-    matrix_map(queries, block_, d).setZero();
-    for (Index i = 0; i < m; ++i) {
-      const Index id = queries_[std::size_t(row0 + i)];
-      load_row(x_, id, queries + i * d);
-      scale_row(queries + i * d, inverse_norm_[std::size_t(id)]);
-    }
-    for (Index p0 = 0; p0 < x_.rows(); p0 += panel_rows) {
-      const Index pn = std::min(panel_rows, x_.rows() - p0);
-      gather_rows(x_, all_rows_.data() + p0, pn, panel);
-      for (Index j = 0; j < pn; ++j) scale_row(panel + j * d, inverse_norm_[std::size_t(p0 + j)]);
-      matrix_map(cosines, block_, pn).noalias() = matrix_map(queries, block_, d) * matrix_map(panel, pn, d).transpose();
-      for (Index i = 0; i < m; ++i) offer_panel(row0 + i, cosines + i * pn, p0, pn, s);
-    }
-    for (Index i = 0; i < m; ++i) {
-      scored_row* heap = s.heaps.data() + i * k_;
-      CLP_ASSERT(s.sizes[std::size_t(i)] == k_);
-      std::sort_heap(heap, heap + k_, ranks_before{});
-      for (Index r = 0; r < k_; ++r) neighbours[(row0 + i) * k_ + r] = heap[r].id;
-    }
-  }
-
- private:
-  void scale_row(float* row, float inverse) const {
-    for (Index c = 0; c < x_.cols(); ++c) row[c] *= inverse;
-  }
-
-  /// The cosines of query position `query` with panel rows [p0, p0 + pn) into its running top
-  /// k; the query row itself is no candidate.
-  void offer_panel(Index query, float* cosines, Index p0, Index pn, scratch& s) const {
-    const Index self = queries_[std::size_t(query)];
-    if (self >= p0 && self < p0 + pn) cosines[self - p0] = -std::numeric_limits<float>::infinity();
-    const Index i = query % block_;
-    s.sizes[std::size_t(i)] = offer_candidates(cosines, pn, p0, s.heaps.data() + i * k_, s.sizes[std::size_t(i)], k_);
-  }
-
-  matrix_view<const void> x_;
-  const std::vector<Index>& queries_;
-  Index k_, block_;
-  std::vector<float> inverse_norm_;
-  std::vector<Index> all_rows_;
-};
-
-/// The search itself; the caller has validated: 1 <= k < x.rows(), ids in range, finite rows.
-inline std::vector<Index> search_neighbours(const matrix_view<const void>& x, const std::vector<Index>& queries,
-                                            const knn_options& options) {
-  const Index k = options.k;
-  CLP_ASSERT(k >= 1 && k < x.rows() && x.cols() >= 1);
-  std::vector<Index> neighbours(queries.size() * static_cast<std::size_t>(k));
-  if (queries.empty()) return neighbours;
-  const int threads = resolve_threads(options.threads);
-  const tiling cut = knn_tiling(Index(queries.size()), x.cols(), options);
-  const neighbour_search search(x, queries, k, cut.block_rows);
-  std::vector<neighbour_search::scratch> workers(static_cast<std::size_t>(threads));
-  parallel_for(cut.blocks, threads,
-               [&](Index b, int worker) { search.run(b, workers[std::size_t(worker)], neighbours.data()); });
-  return neighbours;
-}
-
-/// The refusals shared by nearest_neighbours and knn_overlap for matrix `name`.
-inline void check_searchable(const matrix_view<const void>& x, const char* name, Index k, const char* context) {
-  if (x.rows() < 1 || x.cols() < 1)
-    throw invalid_argument(error_facts::in(context).with_argument(name),
-                           "is empty (" + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + ")");
-  if (k < 1) throw invalid_argument(error_facts::in(context).with_argument("k"), "must be at least 1, got " + std::to_string(k));
-  if (k >= x.rows())
-    throw invalid_argument(error_facts::in(context).with_argument("k"),
-                           "is " + std::to_string(k) + " but must be smaller than the " + std::to_string(x.rows()) +
-                               " rows (a token is not its own neighbour)");
-}
-
-/// Refuses an empty query list and an id outside [0, rows).
-inline void check_queries(const std::vector<Index>& queries, Index rows, const char* context) {
-  if (queries.empty()) throw invalid_argument(error_facts::in(context).with_argument("queries"), "is empty");
-  for (std::size_t i = 0; i < queries.size(); ++i)
-    if (queries[i] < 0 || queries[i] >= rows)
-      throw invalid_argument(error_facts::in(context).with_argument("queries"),
-                             "id " + std::to_string(queries[i]) + " at position " + std::to_string(i) +
-                                 " is outside the " + std::to_string(rows) + " rows");
-}
-
-/// Every row is a candidate neighbour, so every row must be finite.
-inline void require_finite_matrix(const matrix_view<const void>& x, const char* name, int threads,
-                                  const char* context) {
-  std::vector<Index> all_rows(static_cast<std::size_t>(x.rows()));
-  std::iota(all_rows.begin(), all_rows.end(), Index(0));
-  require_finite_rows(x, name, all_rows, resolve_threads(threads), context);
-}
-
-}  // namespace detail
+namespace clp {
 
 /// The k rows of x most cosine-similar to each query row, the query row itself excluded, ties
 /// towards the lower row id; a zero-norm row has cosine 0 with every row. Cosines are computed

@@ -15,9 +15,9 @@
 ///     options.cache = cache;   // in each call's options
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/linear_map.hpp>
-#include <clp/detail/scratch_buffer.hpp>
-#include <clp/detail/synthesis_inputs.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/vocabulary_overlap.hpp>
@@ -29,26 +29,6 @@
 #include <vector>
 
 namespace clp {
-
-class overlap_cache;
-
-namespace detail {
-
-/// Whether two views are the same matrix: same memory, element type, shape and layout.
-inline bool same_view(const matrix_view<const void>& a, const matrix_view<const void>& b) {
-  return a.data() == b.data() && a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
-         a.outer_stride() == b.outer_stride() && a.order() == b.order();
-}
-
-/// Whether two lists of pairs read the same sources.
-inline bool same_sources(const std::vector<source_output>& a, const std::vector<source_output>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t p = 0; p < a.size(); ++p)
-    if (!same_view(a[p].source, b[p].source)) return false;
-  return true;
-}
-
-}  // namespace detail
 
 class overlap_cache {
  public:

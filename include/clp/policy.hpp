@@ -22,7 +22,7 @@
 /// - `helper_rows`: `max_neighbours`, `double tolerance` and `std::size_t max_gram_bytes`; no
 ///   call: the engine runs its pursuit over the overlap's helper rows.
 /// - `linear_map`: `double lambda`; no call: the engine fits one least-squares map per source,
-///   e_t = h_t W (<clp/detail/linear_map.hpp>), and forms no cosines unless asked for
+///   e_t = h_t W (<clp/detail/synthesis/linear_map.hpp>), and forms no cosines unless asked for
 ///   neighbour norms (least_squares_map::norm_neighbours).
 ///
 /// Either result may say that a row cannot be weighted (scale 0, or no pairs): the row then
@@ -35,22 +35,16 @@
 /// times P = sum_j n_j a_j^T, computed once); a neighbour list reads only its chosen source
 /// rows. A new kind of input is an enumerator here with its call shape in detail::takes_input,
 /// and one row of the engine's table of stages (detail::stages_for in
-/// <clp/detail/synthesis_plan.hpp>); no policy is admitted by its name. A caller's similarity
+/// <clp/detail/synthesis/synthesis_plan.hpp>); no policy is admitted by its name. A caller's similarity
 /// product of lower precision (<clp/similarity_product.hpp>) serves only the neighbour lists,
 /// the one input whose largest cosines rescoring in float32 restores.
 ///
 /// Ties among equal cosines go to the lower overlap index, so every policy is deterministic.
 
+#define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/element_type.hpp>
 
-#include <Eigen/Core>
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <limits>
 #include <type_traits>
-#include <utility>
 
 namespace clp {
 
@@ -83,115 +77,17 @@ struct dense_weights {
   double sum_squares = 0;
 };
 
+}  // namespace clp
+
+// The sums of a row and the shapes of the policies, which read the types above.
+#include <clp/detail/weighting/policy_shape.hpp>
+#include <clp/detail/weighting/row_statistics.hpp>
+
+namespace clp {
+
 /// The statistics of x[0..n).
 /// @param[in] x  n cosines (any floats)
-inline cosine_statistics statistics_of(const float* x, Index n) {
-  // Eight lanes as fixed-size Eigen arrays (vectorised lane by lane, never reassociated), the
-  // lanes added in order at the end.
-  constexpr int lanes = 8;
-  using float_lanes = Eigen::Array<float, lanes, 1>;
-  using double_lanes = Eigen::Array<double, lanes, 1>;
-  float_lanes top = float_lanes::Constant(-std::numeric_limits<float>::infinity());
-  double_lanes sum = double_lanes::Zero(), sum_abs = sum, sum_squares = sum, sum_positive = sum;
-  Index j = 0;
-  for (; j + lanes <= n; j += lanes) {
-    const float_lanes f = Eigen::Map<const float_lanes>(x + j);
-    top = top.max(f);
-    const double_lanes v = f.cast<double>();
-    sum += v;
-    sum_abs += v.abs();
-    sum_squares += v.square();
-    sum_positive += v.max(0.0);
-  }
-  for (int l = 0; j < n; ++j, ++l) {
-    const double v = x[j];
-    top[l] = std::max(top[l], x[j]);
-    sum[l] += v;
-    sum_abs[l] += std::abs(v);
-    sum_squares[l] += v * v;
-    sum_positive[l] += std::max(v, 0.0);
-  }
-  cosine_statistics total;
-  total.max = -std::numeric_limits<double>::infinity();
-  for (int l = 0; l < lanes; ++l) {
-    total.max = std::max(total.max, double(top[l]));
-    total.sum += sum[l];
-    total.sum_abs += sum_abs[l];
-    total.sum_squares += sum_squares[l];
-    total.sum_positive += sum_positive[l];
-  }
-  return total;
-}
-
-namespace detail {
-
-/// P's declared input, when P declares `static constexpr weighting_input input`.
-template <class P, class = void>
-struct declares_input : std::false_type {};
-template <class P>
-struct declares_input<P, std::enable_if_t<std::is_same_v<decltype(P::input), const weighting_input>>> : std::true_type {
-};
-
-template <class P, class = void>
-struct weighs_rows : std::false_type {};
-template <class P>
-struct weighs_rows<
-    P,
-    std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(std::declval<float*>(), Index{},
-                                                                             std::declval<const cosine_statistics&>())),
-                                           dense_weights>>> : std::true_type {};
-
-template <class P, class = void>
-struct counts_neighbours : std::false_type {};
-template <class P>
-struct counts_neighbours<
-    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().max_neighbours(Index{})), Index>>>
-    : std::true_type {};
-
-template <class P, class = void>
-struct picks_neighbours : std::false_type {};
-template <class P>
-struct picks_neighbours<P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>()(
-                                                                      std::declval<const float*>(), Index{},
-                                                                      std::declval<Index*>(), std::declval<float*>())),
-                                                                  Index>>> : std::true_type {};
-
-template <class P, class = void>
-struct sets_pursuit : std::false_type {};
-template <class P>
-struct sets_pursuit<
-    P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().tolerance), double> &&
-                        std::is_convertible_v<decltype(std::declval<const P&>().max_gram_bytes), std::size_t>>>
-    : std::true_type {};
-
-template <class P, class = void>
-struct sets_lambda : std::false_type {};
-template <class P>
-struct sets_lambda<P, std::enable_if_t<std::is_convertible_v<decltype(std::declval<const P&>().lambda), double>>>
-    : std::true_type {};
-
-/// Whether P has the call shape of the input `kind` (the list at the top of this header).
-template <class P, weighting_input kind>
-constexpr bool takes_input() {
-  if constexpr (kind == weighting_input::cosine_row || kind == weighting_input::scaled_cosines)
-    return weighs_rows<P>::value;
-  else if constexpr (kind == weighting_input::nearest_cosines)
-    return counts_neighbours<P>::value && picks_neighbours<P>::value;
-  else if constexpr (kind == weighting_input::linear_map)
-    return sets_lambda<P>::value;
-  else
-    return counts_neighbours<P>::value && sets_pursuit<P>::value;
-}
-
-template <class P>
-constexpr bool has_policy_shape() {
-  if constexpr (!declares_input<P>::value)
-    return false;
-  else
-    return takes_input<P, P::input>();
-}
-
-}  // namespace detail
+inline cosine_statistics statistics_of(const float* x, Index n) { return detail::lane_statistics(x, n); }
 
 /// Whether P is a weighting policy: it declares `static constexpr weighting_input input` and
 /// has what goes with it (the list at the top of this header). `weighting` itself is not a

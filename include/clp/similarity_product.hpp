@@ -2,15 +2,15 @@
 #pragma once
 
 /// @file
-/// A caller-supplied similarity product for the weightings that read only a row's largest
-/// cosines (`weighting_input::nearest_cosines`: top_k_weights, softmax_weights; and the top-k rows
-/// of least_squares_map's neighbour norms): the one large
-/// product of those weightings, the cosines of each block of missing helper rows with every
-/// overlapping helper row, computed by the caller's code, possibly in lower precision, with a
-/// stated error bound. The library's own product (Eigen, float32) stays the default; nothing
-/// here needs a new dependency.
+/// The similarity product, the stage of a synthesis that forms the cosines of each block of
+/// missing helper rows with every overlapping helper row (most of a weighting's cost), made by
+/// the caller's code: for the weightings that read only a row's largest cosines
+/// (`weighting_input::nearest_cosines`: top_k_weights, softmax_weights; and the top-k rows of
+/// least_squares_map's neighbour norms), possibly in lower precision, with a stated error
+/// bound. Without one (synthesis_options::product null) the library's own product runs, Eigen
+/// in float32; nothing here needs a new dependency.
 ///
-/// What the engine does with it, per row (detail/rescoring.hpp): it recomputes the cosines of
+/// What the engine does with it, per row (detail/synthesis/rescoring.hpp): it recomputes the cosines of
 /// the product's top k (k = the policy's max_neighbours) from the float32 rows (products of
 /// floats summed in double, rounded once to float32); R, the smallest of those, is at most the
 /// row's k-th largest rescored cosine. It then rescores every other overlap row whose product

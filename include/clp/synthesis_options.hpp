@@ -4,7 +4,7 @@
 /// @file
 /// What a synthesis is told beyond its inputs: threads and tile budget, the rows to write, the
 /// progress and streaming callbacks, and a caller's similarity product. Every synthesis entry
-/// point takes it (<clp/synthesize.hpp>, <clp/transfer.hpp>).
+/// point takes it (<clp/synthesize.hpp>).
 
 #include <clp/element_type.hpp>
 #include <clp/execution.hpp>

@@ -3,7 +3,7 @@
 
 /// @file
 /// What a synthesis did, row by row summed up: what every synthesis entry point returns
-/// (<clp/synthesize.hpp>, <clp/transfer.hpp>), one per weighting from clp::synthesize_each.
+/// (<clp/synthesize.hpp>), one per weighting from clp::synthesize_each.
 
 #include <clp/element_type.hpp>
 #include <clp/weights.hpp>

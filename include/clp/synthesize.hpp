@@ -2,51 +2,20 @@
 #pragma once
 
 /// @file
-/// Embedding synthesis (eq. 2-3): overlapping target rows copy their source row; every
-/// missing target row t becomes e_t = sum_j w_tj a_j over the overlapping tokens j, with
-/// weights from a policy (<clp/weights.hpp>) applied to the cosines cos(h_t, h_j) of the
-/// helper model's embeddings.
+/// Embedding synthesis (eq. 2-3): overlapping target rows copy their source row; every missing
+/// target row t becomes e_t = sum_j w_tj a_j over the overlapping tokens j, with the weights of a
+/// policy (<clp/weights.hpp>) from the similarity product, the cosines cos(h_t, h_j) of the
+/// helper model's rows. Blocked and parallel: no |missing| x |overlap| matrix, no copy of an
+/// input, and the output bit-identical for any thread count and tile budget. Finished rows form a
+/// growing prefix of the target rows (synthesis_options::rows_finished streams them out).
 ///
-/// How it runs: missing rows are processed in blocks of m rows. A block's normalised helper
-/// rows are multiplied by the normalised overlapping helper rows, panel by panel, giving the
-/// m x |overlap| cosine block; the policy turns each row into weights; the weights times the
-/// overlapping source rows (panel by panel again, or only the chosen rows for a policy that
-/// returns neighbours) give the block's output rows. A policy whose weights are its cosines times a row scale
-/// (paper_weights) skips that second product: the block's normalised helper rows times
-/// P = sum_j n_j a_j^T (d_helper x d_source, computed once) give the same rows up to the scale.
-/// The |missing| x |overlap| matrix never exists, and no input is ever copied whole: panels of at most panel_rows rows
-/// are gathered (and converted to float32) from the caller's matrices as needed. Blocks run in parallel; each output
-/// row is computed by one thread in a fixed order whatever the thread count and tile budget, so the output is
-/// bit-identical for any of them.
-///
-/// The engine lives in rooms of its own under clp/detail/, one per stage, and
-/// detail::synthesize below runs them in order: validate (synthesis_inputs.hpp: shapes, ids,
-/// row range, then the NaN screen), scan the overlap (overlap_scan.hpp: helper norms, source
-/// means), plan the blocks (synthesis_plan.hpp, with the table of what
-/// each kind of weighting input needs), prepare what the blocks share (overlap_panels.hpp: the
-/// overlap's panels, P, the Gram matrix), then per block (block_engine.hpp): the queries and
-/// their cosines (cosines.hpp), the weights (weighing.hpp, or pursuit.hpp for a pursuit, or
-/// rescoring.hpp for a caller's similarity product, <clp/similarity_product.hpp>), the
-/// combination with the source rows (combination.hpp), and the copies of eq. 2 between the
-/// block's missing rows and the next block's; and finally the report, summed from the per-row
-/// outcomes (row_outcomes.hpp). Blocks are handed out in order, so the finished ones form a
-/// growing prefix of the target rows: a caller can stream the output out as it is made
-/// (synthesis_options::rows_finished).
-///
-/// Argument order, the same for every entry point (synthesize_rows, transfer):
-/// (source, helper, overlap, output, [untied_head or matrix_pairs], policy, options). Inputs come before the
-/// output; the source comes first because the output is "the source with a new vocabulary"
-/// (it has the source's width), and intersect_vocabularies(source, target) already puts the
-/// source first.
+/// Every entry point takes its arguments in one order: (source, helper, overlap, output,
+/// [untied_head or matrix_pairs], policy, options): inputs before the output, the source first,
+/// as intersect_vocabularies(source, target) puts it.
 
 #define CLP_PUBLIC_HEADER_INCLUDED
-#include <clp/detail/synthesis_inputs.hpp>
-#include <clp/detail/synthesis_pass.hpp>
 #include <clp/element_type.hpp>
-#include <clp/error.hpp>
-#include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
-#include <clp/parallel.hpp>
 #include <clp/policy.hpp>
 #include <clp/similarity_product.hpp>
 #include <clp/synthesis_options.hpp>
@@ -102,8 +71,8 @@ class matrix_pair {
 };
 
 /// Any number of matrix pairs, passed where an untied_head would be: the list form of it.
-///     clp::transfer(source, helper, overlap, output,
-///                   clp::matrix_pairs{{"lm_head", head, new_head}, {"bias", bias, new_bias}}, policy);
+///     clp::synthesize_rows(source, helper, overlap, output,
+///                          clp::matrix_pairs{{"lm_head", head, new_head}, {"bias", bias, new_bias}}, policy);
 using matrix_pairs = std::vector<matrix_pair>;
 
 /// One synthesis of clp::synthesize_each: a weighting, the source it combines and the output it
@@ -135,73 +104,16 @@ class synthesis_job {
   bool report_only_ = false;
 };
 
-namespace detail {
+}  // namespace clp
 
-/// One synthesis, for validated and screened rows: a pass of one job (synthesis_pass.hpp).
-/// `compact_output`: see block_context.
-template <class Policy>
-synthesis_report synthesize_checked(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                                    const vocabulary_overlap& overlap, const rows_to_write& rows, const Policy& policy,
-                                    int threads, const synthesis_options& options, bool compact_output,
-                                    const char* context) {
-  const std::vector<pass_job<Policy>> jobs{{policy, pairs}};
-  return std::move(run_pass(jobs, helper, overlap, rows, threads, options, compact_output, context).front());
-}
+// The entry points' one path to the engine, which reads the types above.
+#include <clp/detail/synthesis/entry_points.hpp>
 
-template <class Policy>
-synthesis_report synthesize(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
-                            const vocabulary_overlap& overlap, const Policy& policy, const synthesis_options& options,
-                            const char* context) {
-  validate_shapes(pairs, helper, overlap, context);
-  const rows_to_write rows = select_rows(overlap, options.first_row, options.last_row, helper.rows(), context);
-  const int threads = resolve_threads(options.threads);
-  screen_inputs(pairs, helper, overlap, rows.missing, threads, context);
-  return synthesize_checked(pairs, helper, overlap, rows, policy, threads, options, false, context);
-}
+namespace clp {
 
-/// What may stand after `output` besides a policy: an untied head or matrix_pairs.
-template <class T>
-struct is_more_outputs : std::false_type {};
-template <class S, class O>
-struct is_more_outputs<untied_head<S, O>> : std::true_type {};
-template <>
-struct is_more_outputs<matrix_pairs> : std::true_type {};
-
-/// The pairs of a synthesis: (source, output), then those of the further outputs.
-template <class Source, class Output>
-std::vector<source_output> pairs_of(const Source& source, Output& output) {
-  return {{make_view(source), make_view(output)}};
-}
-template <class Source, class Output, class SourceHead, class OutputHead>
-std::vector<source_output> pairs_of(const Source& source, Output& output,
-                                    const untied_head<SourceHead, OutputHead>& head) {
-  std::vector<source_output> pairs = pairs_of(source, output);
-  pairs.push_back({make_view(head.source_head), make_view(head.output_head), "source_head", "output_head"});
-  return pairs;
-}
-template <class Source, class Output>
-std::vector<source_output> pairs_of(const Source& source, Output& output, const matrix_pairs& more) {
-  std::vector<source_output> pairs = pairs_of(source, output);
-  for (const matrix_pair& pair : more)
-    pairs.push_back({pair.source(), pair.output(), pair.name() + " source", pair.name() + " output"});
-  return pairs;
-}
-
-/// The entry points' one path: views made once, the policy (or the one a `weighting` holds)
-/// checked and dispatched by visit_weighting.
-template <class Helper, class Policy>
-synthesis_report run_synthesis(const std::vector<source_output>& pairs, const Helper& helper,
-                               const vocabulary_overlap& overlap, const Policy& policy,
-                               const synthesis_options& options, const char* context) {
-  const matrix_view<const void> helper_view = make_view(helper);
-  return visit_weighting(policy,
-                         [&](const auto& p) { return synthesize(pairs, helper_view, overlap, p, options, context); });
-}
-
-}  // namespace detail
-
-/// Writes target rows of `output`: overlapping rows copied from `source` (eq. 2), missing rows
-/// synthesised from it with `policy` (eq. 3-4).
+/// CLP-Transfer: writes the target rows of `output`, overlapping rows copied from `source`
+/// (eq. 2), missing rows synthesised from it with `policy` (eq. 3-4).
+///     clp::synthesize_rows(source, helper, overlap, output)   // with default_weighting
 ///
 /// @param[in]  source   #source_rows by d_source: the large source model's embeddings (or
 ///                      output head)
@@ -246,9 +158,9 @@ synthesis_report synthesize_rows(const Source& source, const Helper& helper, con
                                "clp::synthesize_rows");
 }
 
-/// Runs several syntheses of the same missing rows, one per job, in one pass: each block of
-/// missing rows' cosines with the overlap, the one large product of most weightings, is formed
-/// once and read by every job's weighting, so scoring or comparing k weightings costs about one
+/// Runs several syntheses of the same missing rows, one per job, in one pass: each block's
+/// similarity product (its cosines with the overlap, most of a weighting's cost) is formed once
+/// and read by every job's weighting, so scoring or comparing k weightings costs about one
 /// product instead of k. Each job's output and report are bit for bit those of its own
 /// synthesize_rows call with the same options, with one exception: options.product (a caller's
 /// similarity product) forms the pass's cosines only when every job that reads cosines reads
@@ -269,25 +181,7 @@ template <class Helper>
 std::vector<synthesis_report> synthesize_each(const Helper& helper, const vocabulary_overlap& overlap,
                                               const std::vector<synthesis_job>& jobs,
                                               const synthesis_options& options = {}) {
-  constexpr const char* context = "clp::synthesize_each";
-  if (jobs.empty()) throw invalid_argument(error_facts::in(context).with_argument("jobs"), "is empty");
-  const matrix_view<const void> helper_view = make_view(helper);
-  std::vector<detail::pass_job<weighting>> pass;
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const std::string name = "jobs[" + std::to_string(j) + "] ";
-    pass.push_back({jobs[j].policy(),
-                    {{jobs[j].source(), jobs[j].output(), name + "source", name + "output", jobs[j].report_only()}}});
-    detail::validate_shapes(pass.back().pairs, helper_view, overlap, context);
-  }
-  const detail::rows_to_write rows =
-      detail::select_rows(overlap, options.first_row, options.last_row, helper_view.rows(), context);
-  const int threads = resolve_threads(options.threads);
-  for (std::size_t j = 0; j < pass.size(); ++j) {
-    bool screened = false;  // a source screened for an earlier job needs no second screen
-    for (std::size_t i = 0; i < j && !screened; ++i) screened = detail::same_sources(pass[i].pairs, pass[j].pairs);
-    if (!screened) detail::screen_inputs(pass[j].pairs, helper_view, overlap, rows.missing, threads, context);
-  }
-  return detail::run_pass(pass, helper_view, overlap, rows, threads, options, false, context);
+  return detail::synthesize_jobs(make_view(helper), overlap, jobs, options);
 }
 
 }  // namespace clp

@@ -7,6 +7,7 @@
 /// and how to write one, is <clp/policy.hpp>; `weighting` holds any shipped policy chosen at
 /// run time, and make_weighting chooses it by name.
 
+#define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/error.hpp>
 #include <clp/policy.hpp>
 #include <clp/top_k.hpp>
@@ -57,8 +58,7 @@ struct paper_weights {
 /// Eq. 4 with a guard: w_tj = cos / sum cos where the cosine sum is safely positive, that is
 /// sum > min_sum_ratio * sum_j |cos|; any other row (a negative sum, whose weights would flip
 /// sign, or a sum so small that the weights' absolute values add up to 1 / min_sum_ratio or
-/// more) falls back to the mean. This was `paper_weights` before it followed the published
-/// code on negative sums; the program's earlier figures used it.
+/// more) falls back to the mean.
 struct guarded_paper_weights {
   static constexpr weighting_input input = weighting_input::scaled_cosines;
   double min_sum_ratio = 1e-4;
@@ -182,7 +182,7 @@ struct sparsemax_weights {
 /// dependent on the chosen ones; a row with no token chosen falls back to the mean.
 /// Unlike the other policies it needs the overlapping helper rows, not only a cosine row: it
 /// declares weighting_input::helper_rows, and the synthesis runs the pursuit with its k,
-/// tolerance and Gram budget (<clp/detail/pursuit.hpp>), so it has no call operator. When the
+/// tolerance and Gram budget (<clp/detail/synthesis/pursuit.hpp>), so it has no call operator. When the
 /// Gram matrix of the overlapping helper
 /// rows (|overlap|^2 floats) fits in `max_gram_bytes` it is computed once and each step costs
 /// |overlap| x (tokens chosen) per row (Batch-OMP); otherwise each step is one product of the
@@ -236,23 +236,12 @@ using default_weighting = least_squares_map;
 using weighting = std::variant<paper_weights, clamped_weights, top_k_weights, softmax_weights, sparsemax_weights,
                                guarded_paper_weights, omp_weights, least_squares_map>;
 
-namespace detail {
+}  // namespace clp
 
-/// The one way every entry point takes a policy: f(policy) for a policy type, f(the policy it
-/// holds) for a `weighting`. A type that is neither stops the build with the message below.
-template <class Policy, class F>
-decltype(auto) visit_weighting(const Policy& policy, F&& f) {
-  if constexpr (std::is_same_v<Policy, weighting>) {
-    return std::visit(std::forward<F>(f), policy);
-  } else {
-    static_assert(is_weighting_policy_v<Policy>,
-                  "clp: not a weighting policy. A policy declares 'static constexpr clp::weighting_input input' "
-                  "and has the call that goes with it (see <clp/policy.hpp>), or is a clp::weighting");
-    return std::forward<F>(f)(policy);
-  }
-}
+// How every entry point takes a policy or a `weighting`, which it reads.
+#include <clp/detail/weighting/visit_weighting.hpp>
 
-}  // namespace detail
+namespace clp {
 
 /// The policy named `name` ("paper", "paper-guarded", "clamped", "top-k", "softmax",
 /// "sparsemax", "omp" or "least-squares"), with k, temperature and lambda where the policy
@@ -281,7 +270,8 @@ inline weighting make_weighting(const std::string& name, std::optional<Index> gi
   if (lambda && !std::isfinite(*lambda)) refuse("lambda must be finite, got " + std::to_string(*lambda));
   if (name == "omp") return omp_weights{k};
   if (name == "least-squares") return least_squares_map{lambda.value_or(least_squares_map::automatic)};
-  if (name == "ridge") refuse("unknown weighting 'ridge': the ridge map from the helper's space is named 'least-squares'");
+  if (name == "ridge")
+    refuse("unknown weighting 'ridge': the ridge map from the helper's space is named 'least-squares'");
   refuse("unknown weighting '" + name +
          "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax, omp or least-squares)");
   return {};

@@ -16,7 +16,7 @@ int main() {
   Eigen::MatrixXf output(4, 8);
 
   const auto overlap = clp::intersect_vocabularies(source_vocab, target_vocab, {3, 4, {}});
-  const auto report = clp::transfer(source, helper, overlap, output);
+  const auto report = clp::synthesize_rows(source, helper, overlap, output);
   const bool copied = output.row(1) == source.row(1) && output.row(2) == source.row(0);
   const bool finite = output.allFinite();
   std::printf("clp %d.%d.%d: %td copied, %td synthesised\n", clp::version_major, clp::version_minor, clp::version_patch,

@@ -7,7 +7,7 @@
 #include <clp/element_type.hpp>
 #include <clp/synthesize.hpp>
 // after a public header (internal_header_check.hpp)
-#include <clp/detail/rows.hpp>
+#include <clp/detail/matrices/rows.hpp>
 
 #include <doctest/doctest.h>
 

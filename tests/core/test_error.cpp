@@ -9,12 +9,13 @@
 #include <string>
 
 TEST_CASE("error: one line built from the facts, the kind and the class agree") {
-  const clp::non_finite_input nan(clp::error_facts::in("clp::transfer").with_argument("helper").at(5, 2));
-  CHECK(std::string(nan.what()) == "clp::transfer: 'helper' row 5 column 2 is NaN or infinite");
+  const clp::non_finite_input nan(clp::error_facts::in("clp::synthesize_rows").with_argument("helper").at(5, 2));
+  CHECK(std::string(nan.what()) == "clp::synthesize_rows: 'helper' row 5 column 2 is NaN or infinite");
   CHECK(nan.kind() == clp::error_kind::non_finite_input);
   CHECK(nan.facts().row == 5);
 
-  const clp::non_finite_input file(clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
+  const clp::non_finite_input file(
+      clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
   CHECK(std::string(file.what()) == "m/model.safetensors: tensor \"wte.weight\" row 7 has no rows");
 
   const clp::invalid_argument option(clp::error_facts{}.with_argument("--k"), "must be at least 1, not 0");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// clp::least_squares_map (<clp/weights.hpp>, fitted by <clp/detail/linear_map.hpp>): the
+// clp::least_squares_map (<clp/weights.hpp>, fitted by <clp/detail/synthesis/linear_map.hpp>): the
 // synthesised rows against the normal equations solved in double (tests/support/oracle.hpp), on
 // every layout and element type; the GCV choice of lambda against GCV computed by brute force;
 // rank-deficient and one-token overlaps, lambda = 0, untied heads, and bit-identity across
@@ -8,7 +8,6 @@
 #include "fixtures.hpp"
 
 #include <clp/synthesize.hpp>
-#include <clp/transfer.hpp>
 
 #include <doctest/doctest.h>
 
@@ -120,7 +119,8 @@ TEST_CASE("least_squares_map: the automatic lambda is the grid's least GCV, comp
   // Few overlapping rows for the helper's width, so the fit needs shrinking.
   const problem p = make_problem(300, 200, 40, 16, 12, 51);
   clp::synthesis_report report;
-  const oracle::matrix got = run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
+  const oracle::matrix got =
+      run<fixtures::eigen_row_major<double>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
   REQUIRE(report.maps.size() == 1);
   CHECK(report.maps[0].automatic);
   const double want = oracle_gcv_choice(p, p.source);
@@ -141,7 +141,8 @@ TEST_CASE("least_squares_map: rank-deficient overlaps (fewer rows than dimension
     CHECK(max_error(got, oracle_output(p, p.source, relative), p.overlap) < 1e-4);
   }
   clp::synthesis_report report;
-  const oracle::matrix got = run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
+  const oracle::matrix got =
+      run<fixtures::eigen_row_major<float>>(p, clp::least_squares_map{clp::least_squares_map::automatic, 0}, report);
   CHECK(max_error(got, oracle_output(p, p.source, report.maps[0].relative_lambda), p.overlap) < 1e-4);
 }
 
@@ -150,16 +151,17 @@ TEST_CASE("least_squares_map: lambda = 0 on a singular Gram matrix is refused be
   auto helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper);
   auto source = fixtures::make<fixtures::eigen_row_major<float>>(p.source);
   fixtures::eigen_row_major<float> output(p.helper.rows, p.source.cols, sentinel);
-  const auto e = fixtures::thrown<clp::invalid_argument>(
-      [&] { clp::transfer(source.get(), helper.get(), p.overlap, output.get(), clp::least_squares_map{0.0, 0}); });
+  const auto e = fixtures::thrown<clp::invalid_argument>([&] {
+    clp::synthesize_rows(source.get(), helper.get(), p.overlap, output.get(), clp::least_squares_map{0.0, 0});
+  });
   REQUIRE(e);
   CHECK(e->facts().argument == "lambda");
-  CHECK(e->facts().context == "clp::transfer");
+  CHECK(e->facts().context == "clp::synthesize_rows");
   CHECK(std::string(e->what()).find("singular (rank 6 of 16)") != std::string::npos);
   CHECK((output.m.array() == float(sentinel)).all());
   CHECK(fixtures::error_of([&] {
-          clp::transfer(source.get(), helper.get(), p.overlap, output.get(),
-                        clp::least_squares_map{std::numeric_limits<double>::quiet_NaN()});
+          clp::synthesize_rows(source.get(), helper.get(), p.overlap, output.get(),
+                               clp::least_squares_map{std::numeric_limits<double>::quiet_NaN()});
         }).find("'lambda' must be finite") != std::string::npos);
 }
 
@@ -181,7 +183,8 @@ TEST_CASE("least_squares_map: an untied head and matrix pairs get their own map 
   const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
   row_major output(400, 14), new_head(400, 6);
   const clp::synthesis_report report =
-      clp::transfer(source, helper, p.overlap, output, clp::untied_head{head, new_head}, clp::least_squares_map{clp::least_squares_map::automatic, 0});
+      clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head},
+                           clp::least_squares_map{clp::least_squares_map::automatic, 0});
   REQUIRE(report.maps.size() == 2);
   const problem with_head{p.helper, head_values, p.overlap};
   fixtures::eigen_row_major<float> got_head(400, 6, 0.0);
@@ -206,7 +209,8 @@ TEST_CASE("least_squares_map: bit-identical for 1, 2 and 3 threads and any tile 
     for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
       row_major output(1500, 70);
       const clp::synthesis_report report = clp::synthesize_rows(
-          source, helper, p.overlap, output, clp::least_squares_map{clp::least_squares_map::automatic, 0}, fixtures::options(threads, tile));
+          source, helper, p.overlap, output, clp::least_squares_map{clp::least_squares_map::automatic, 0},
+          fixtures::options(threads, tile));
       if (first.size() == 0) {
         first = output;
         first_lambda = report.maps[0].lambda;
@@ -240,8 +244,8 @@ TEST_CASE("least_squares_map: a zero helper row falls back to the mean, and R^2 
 /// The oracle's output with neighbour norms: the map's rows, each rescaled to the norm of the
 /// oracle's top-k row of the same token. Rows whose k-th and (k+1)-th cosines nearly tie (float
 /// may pick either neighbour) are left out of `checked`.
-oracle::matrix oracle_neighbour_norms(const problem& p, const oracle::matrix& source, double relative_lambda,
-                                      Index k, std::vector<Index>& checked) {
+oracle::matrix oracle_neighbour_norms(const problem& p, const oracle::matrix& source, double relative_lambda, Index k,
+                                      std::vector<Index>& checked) {
   oracle::matrix out = oracle_output(p, source, relative_lambda);
   oracle::policy top_k;
   top_k.which = oracle::kind::top_k;

@@ -5,7 +5,7 @@
 
 #include "fixtures.hpp"
 
-#include <clp/detail/rescoring.hpp>
+#include <clp/detail/synthesis/rescoring.hpp>
 
 #include <atomic>
 #include <memory>

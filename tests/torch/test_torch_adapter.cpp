@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // clp/adapters/torch.hpp: torch::Tensor in and out. Every dtype and every layout a trainer holds
 // (contiguous, transposed, narrowed, a parameter and its .data()) against the double-precision
-// oracle, and bit for bit against the same clp::transfer call through Eigen maps made by hand
+// oracle, and bit for bit against the same clp::synthesize_rows call through Eigen maps made by hand
 // over the same memory; in-place writes into strided views; every refusal; the autograd rules.
 //
 // One translation unit, and ATen's per-operator headers rather than <torch/torch.h>: libtorch's
@@ -255,15 +255,15 @@ TEST_CASE_TEMPLATE("torch adapter: every layout of every dtype, against the orac
       laid_out by_torch = lay_out(blank, dtype, out, /*as_output=*/true);
       laid_out by_eigen = lay_out(blank, dtype, out, /*as_output=*/true);
 
-      const clp::synthesis_report report =
-          clp::transfer(source.tensor, helper.tensor, p.overlap, by_torch.tensor, clp::top_k_weights{5}, p.options);
+      const clp::synthesis_report report = clp::synthesize_rows(source.tensor, helper.tensor, p.overlap,
+                                                                by_torch.tensor, clp::top_k_weights{5}, p.options);
       CHECK(report.copied_rows == 30);
       CHECK(report.synthesized_rows == 30);
 
       with_eigen_map<T, false>(source.tensor, [&](auto& source_map) {
         with_eigen_map<T, false>(helper.tensor, [&](auto& helper_map) {
           with_eigen_map<T, true>(by_eigen.tensor, [&](auto& output_map) {
-            clp::transfer(source_map, helper_map, p.overlap, output_map, clp::top_k_weights{5}, p.options);
+            clp::synthesize_rows(source_map, helper_map, p.overlap, output_map, clp::top_k_weights{5}, p.options);
           });
         });
       });
@@ -294,16 +294,18 @@ TEST_CASE_TEMPLATE("torch adapter: a 1-D per-token bias is #vocab by 1, written 
   at::Tensor output = at::zeros({60, 20}, at::TensorOptions().dtype(dtype)), eigen_output = output.clone();
   REQUIRE(torch_holder.select(1, 1).stride(0) == 3);
 
-  clp::transfer(source, helper, p.overlap, output, clp::matrix_pairs{{"bias", source_bias, torch_holder.select(1, 1)}},
-                clp::top_k_weights{5}, p.options);
+  clp::synthesize_rows(source, helper, p.overlap, output,
+                       clp::matrix_pairs{{"bias", source_bias, torch_holder.select(1, 1)}}, clp::top_k_weights{5},
+                       p.options);
 
   with_eigen_map<T, false>(source, [&](auto& source_map) {
     with_eigen_map<T, false>(helper, [&](auto& helper_map) {
       with_eigen_map<T, false>(source_bias, [&](auto& bias_map) {
         with_eigen_map<T, true>(eigen_output, [&](auto& output_map) {
           with_eigen_map<T, true>(eigen_holder.select(1, 1), [&](auto& output_bias_map) {
-            clp::transfer(source_map, helper_map, p.overlap, output_map,
-                          clp::matrix_pairs{{"bias", bias_map, output_bias_map}}, clp::top_k_weights{5}, p.options);
+            clp::synthesize_rows(source_map, helper_map, p.overlap, output_map,
+                                 clp::matrix_pairs{{"bias", bias_map, output_bias_map}}, clp::top_k_weights{5},
+                                 p.options);
           });
         });
       });
@@ -363,7 +365,7 @@ TEST_CASE("torch adapter: the other entry points take tensors too: the NaN scree
   REQUIRE(found.has_value());
   CHECK(found->row == 3);
   CHECK(found->column == 1);
-  CHECK_THROWS_AS(clp::transfer(tensor_of(p.source, at::kFloat), helper, p.overlap, at::zeros({60, 20})),
+  CHECK_THROWS_AS(clp::synthesize_rows(tensor_of(p.source, at::kFloat), helper, p.overlap, at::zeros({60, 20})),
                   clp::non_finite_input);
 
   // copy_overlap_rows copies exactly (same dtype), into a transposed float16 output.
@@ -441,8 +443,9 @@ TEST_CASE("torch adapter: a refused tensor in a transfer writes nothing") {
   at::Tensor output = at::full({60, 20}, sentinel);
   // The helper on another device, then a helper whose rows are not contiguous either way.
   const at::Tensor on_meta = at::empty({60, 12}, at::TensorOptions().device(at::kMeta));
-  CHECK_THROWS_AS(clp::transfer(source, on_meta, p.overlap, output, clp::top_k_weights{5}), clp::unsupported_layout);
-  CHECK_THROWS_AS(clp::transfer(source, at::zeros({60, 24}).slice(1, 0, 24, 2), p.overlap, output),
+  CHECK_THROWS_AS(clp::synthesize_rows(source, on_meta, p.overlap, output, clp::top_k_weights{5}),
+                  clp::unsupported_layout);
+  CHECK_THROWS_AS(clp::synthesize_rows(source, at::zeros({60, 24}).slice(1, 0, 24, 2), p.overlap, output),
                   clp::unsupported_layout);
   CHECK(sentinels_in(output) == 60 * 20);
 }
@@ -456,14 +459,14 @@ TEST_CASE("torch adapter: writing a tensor autograd tracks follows PyTorch's rul
 
   // Gradient mode on: the parameter, and a view of it (a non-leaf that requires grad), are refused.
   const std::string refused =
-      error_of<clp::invalid_argument>([&] { clp::transfer(source, helper, p.overlap, parameter); });
+      error_of<clp::invalid_argument>([&] { clp::synthesize_rows(source, helper, p.overlap, parameter); });
   CHECK(refused ==
         "clp::make_view: torch::Tensor of dtype Float and shape [60, 20] on cpu requires grad and gradient mode is "
         "on: writing it in place would change it behind autograd's back (PyTorch refuses in-place operations on a "
         "leaf that requires grad for the same reason); write it inside a torch::NoGradGuard scope, as "
         "torch::nn::init does");
   CHECK(error_of<clp::invalid_argument>([&] {
-          clp::transfer(source, helper, p.overlap, parameter.narrow(1, 0, 20));
+          clp::synthesize_rows(source, helper, p.overlap, parameter.narrow(1, 0, 20));
         }).find("requires grad") != std::string::npos);
   CHECK(matrix_of(parameter).values == oracle::matrix(60, 20).values);  // nothing written
 
@@ -472,7 +475,7 @@ TEST_CASE("torch adapter: writing a tensor autograd tracks follows PyTorch's rul
   const auto version = parameter._version();
   {
     const c10::NoGradGuard no_grad;
-    clp::transfer(source, helper, p.overlap, parameter, clp::top_k_weights{5});
+    clp::synthesize_rows(source, helper, p.overlap, parameter, clp::top_k_weights{5});
   }
   CHECK(parameter._version() > version);
   CHECK(parameter.requires_grad());
@@ -482,10 +485,10 @@ TEST_CASE("torch adapter: writing a tensor autograd tracks follows PyTorch's rul
   // .detach() shares the counter (the write is seen); .data() has its own (PyTorch's rule: it is
   // how one hides a write from autograd). Neither requires grad, so neither needs the guard.
   const auto before_detach = parameter._version();
-  clp::transfer(source, helper, p.overlap, parameter.detach(), clp::top_k_weights{5});
+  clp::synthesize_rows(source, helper, p.overlap, parameter.detach(), clp::top_k_weights{5});
   CHECK(parameter._version() > before_detach);
   const auto before_data = parameter._version();
-  clp::transfer(source, helper, p.overlap, parameter.data(), clp::top_k_weights{5});
+  clp::synthesize_rows(source, helper, p.overlap, parameter.data(), clp::top_k_weights{5});
   CHECK(parameter._version() == before_data);
 }
 
@@ -497,7 +500,7 @@ TEST_CASE("torch adapter: a backward pass through values saved before the write 
   const at::Tensor loss = parameter.mul(parameter).sum();  // saves `parameter` for its gradient
   {
     const c10::NoGradGuard no_grad;
-    clp::transfer(source, helper, p.overlap, parameter, clp::top_k_weights{5});
+    clp::synthesize_rows(source, helper, p.overlap, parameter, clp::top_k_weights{5});
   }
   CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("modified by an inplace operation"), c10::Error);
 }
@@ -512,11 +515,11 @@ TEST_CASE("torch adapter: an inference tensor is written inside c10::InferenceMo
   }
   REQUIRE(output.is_inference());
   CHECK(error_of<clp::invalid_argument>([&] {
-          clp::transfer(source, helper, p.overlap, output);
+          clp::synthesize_rows(source, helper, p.overlap, output);
         }).find("is an inference tensor and inference mode is off") != std::string::npos);
   {
     const c10::InferenceMode inference;
-    clp::transfer(source, helper, p.overlap, output, clp::top_k_weights{5});
+    clp::synthesize_rows(source, helper, p.overlap, output, clp::top_k_weights{5});
   }
   CHECK(matrix_of(output).values != oracle::matrix(60, 20).values);
   // Reading one is always allowed.

@@ -5,7 +5,7 @@
 // cosine sums, inflated rows) come from one pass over the missing rows shared by every weighting
 // (clp::synthesize_each) and are shown beside. It recommends the program's default weighting
 // unless another that inflates no row leads it by more than the splits' spread
-// (evaluate/recommendation.hpp).
+// (weighting_scores/recommendation.hpp).
 #include <clp/evaluate.hpp>
 #include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
@@ -25,20 +25,23 @@
 
 #include "commands/command.hpp"
 #include "errors.hpp"
-#include "evaluate/candidates.hpp"
-#include "evaluate/recommendation.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
 #include "similarity_choice.hpp"
-#include "transfer/arguments.hpp"
+#include "transfer/model_pair.hpp"
 #include "transfer/read_models.hpp"
+#include "weighting_scores/candidates.hpp"
+#include "weighting_scores/recommendation.hpp"
 
 namespace clp_transfer {
 
 namespace {
 
-struct evaluate_options {
-  transfer_arguments args;  // the models, their tensors, --match, --threads, --tile-mb, --quiet
+/// The options as given; `pair` and `execution` hold what the read and the library calls take.
+struct scoring_options {
+  model_pair pair;                // --source, --helper, their embeddings, --match
+  execution_arguments execution;  // --threads, --tile-mb
+  bool quiet = false;
   std::string match = "bytes";
   CLI::Option* match_option = nullptr;
   double held_out = 0.1;
@@ -82,23 +85,23 @@ clp::weighting diagnosed_policy(const clp::weighting& policy, Index n_overlap) {
 /// source. `product`: the transfer's similarity product, which forms the pass's cosines when
 /// every job reads only neighbour lists (top-k, and the map's top-k row norms).
 /// Returns the name of the product that formed the cosines.
-std::string diagnose(std::vector<outcome>& outcomes, const loaded_models& models,
+std::string diagnose(std::vector<weighting_score>& scores, const loaded_models& models,
                      const clp::synthesis_options& options) {
   const matrix_view<const void> source = models.source.embedding.view(), helper = models.helper.embedding.view();
   const matrix_view<const void> narrow = first_column(source);
   std::vector<clp::synthesis_job> jobs{{clp::top_k_weights{}, narrow}};  // the convex weightings and the sums
-  std::vector<std::size_t> job_of(outcomes.size(), 0);
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const std::string& name = outcomes[i].weighting->name;
+  std::vector<std::size_t> job_of(scores.size(), 0);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const std::string& name = scores[i].weighting->name;
     if (name != "paper" && name != "paper-guarded" && name != "omp" && name != "least-squares") continue;
     job_of[i] = jobs.size();
-    jobs.emplace_back(diagnosed_policy(outcomes[i].weighting->policy, models.matching.overlap.size()),
+    jobs.emplace_back(diagnosed_policy(scores[i].weighting->policy, models.matching.overlap.size()),
                       name == "least-squares" ? source : narrow);
   }
   const std::vector<clp::synthesis_report> reports =
       clp::synthesize_each(helper, models.matching.overlap, jobs, options);
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    outcome& o = outcomes[i];
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    weighting_score& o = scores[i];
     const clp::synthesis_report& report = reports[job_of[i]];
     o.negative_sum_rows = reports.front().negative_sum_rows;
     o.inflated_rows = job_of[i] > 0 ? report.inflated_rows : 0;
@@ -112,18 +115,18 @@ std::string diagnose(std::vector<outcome>& outcomes, const loaded_models& models
 /// Every candidate over the splits, in one clp::evaluate_each: per split the held-out rows'
 /// cosines formed once for every weighting, and what the splits share (omp's Gram matrix, the
 /// map's moments) prepared once.
-std::vector<outcome> score(const std::vector<candidate>& list, const loaded_models& models,
-                           const evaluate_options& options, const std::shared_ptr<clp::overlap_cache>& cache,
-                           progress_reporter& progress) {
-  std::vector<outcome> outcomes(list.size());
+std::vector<weighting_score> score(const std::vector<weighting_candidate>& list, const loaded_models& models,
+                                   const scoring_options& options, const std::shared_ptr<clp::overlap_cache>& cache,
+                                   progress_reporter& progress) {
+  std::vector<weighting_score> scores(list.size());
   std::vector<clp::weighting> policies;
   for (std::size_t c = 0; c < list.size(); ++c) {
-    outcomes[c].weighting = &list[c];
+    scores[c].weighting = &list[c];
     policies.push_back(diagnosed_policy(list[c].policy, models.matching.overlap.size()));
   }
   clp::evaluation_options e;
   e.cache = cache;
-  static_cast<clp::execution_options&>(e) = options.args.execution.options();
+  static_cast<clp::execution_options&>(e) = options.execution.options();
   e.held_out_share = options.held_out;
   e.seed = 0;
   e.splits = options.splits;
@@ -133,7 +136,7 @@ std::vector<outcome> score(const std::vector<candidate>& list, const loaded_mode
       models.source.embedding.view(), models.helper.embedding.view(), models.matching.overlap, policies, e);
   progress.end();
   for (std::size_t c = 0; c < list.size(); ++c) {
-    outcome& o = outcomes[c];
+    weighting_score& o = scores[c];
     for (const clp::evaluation& split : results[c]) {
       const clp::held_out_scores& s = split.scores.front();
       o.split_cosines.push_back(s.mean_cosine);
@@ -145,17 +148,17 @@ std::vector<outcome> score(const std::vector<candidate>& list, const loaded_mode
     for (double x : o.split_cosines) o.mean_cosine += x / double(o.split_cosines.size());
     o.spread = (*high - *low) / 2;
   }
-  return outcomes;
+  return scores;
 }
 
-void print_text(const std::vector<outcome>& sorted, const recommendation& best, const evaluate_options& options,
+void print_text(const std::vector<weighting_score>& sorted, const recommendation& best, const scoring_options& options,
                 const loaded_models& models, const std::string& product, double seconds) {
   const vocabulary_overlap& overlap = models.matching.overlap;
   std::printf("held out %.0f%% of %td overlapping tokens (%d splits); %td missing rows\n", 100 * options.held_out,
               overlap.size(), options.splits, Index(overlap.missing_ids.size()));
   std::printf("%-20s %14s %10s %10s %14s %9s\n", "weighting", "cosine", "rel. L2", "norm ratio", "negative sums",
               "inflated");
-  for (const outcome& o : sorted)
+  for (const weighting_score& o : sorted)
     std::printf("%-20s %7.3f ±%.3f %10.3f %10.3f %14td %9td\n", o.weighting->label.c_str(), o.mean_cosine, o.spread,
                 o.relative_error, o.norm_ratio, o.negative_sum_rows, o.inflated_rows);
   if (best.chosen)
@@ -168,16 +171,16 @@ void print_text(const std::vector<outcome>& sorted, const recommendation& best, 
       product.c_str(), seconds);
 }
 
-void print_json(const std::vector<outcome>& sorted, const recommendation& best, const evaluate_options& options,
+void print_json(const std::vector<weighting_score>& sorted, const recommendation& best, const scoring_options& options,
                 const loaded_models& models, const std::string& product, double seconds) {
   nlohmann::ordered_json out, rows = nlohmann::ordered_json::array();
-  out["source"] = options.args.source.string();
-  out["helper"] = options.args.helper.string();
+  out["source"] = options.pair.source.string();
+  out["helper"] = options.pair.helper.string();
   out["overlap"] = models.matching.overlap.size();
   out["missing"] = models.matching.overlap.missing_ids.size();
   out["held_out_share"] = options.held_out;
   out["splits"] = options.splits;
-  for (const outcome& o : sorted) {
+  for (const weighting_score& o : sorted) {
     nlohmann::ordered_json row{{"weighting", o.weighting->name},
                                {"k", o.weighting->k ? nlohmann::ordered_json(*o.weighting->k) : nullptr},
                                {"mean_cosine", o.mean_cosine},
@@ -213,9 +216,9 @@ void print_json(const std::vector<outcome>& sorted, const recommendation& best, 
 /// (paper, paper-guarded, omp); bf16 named where one does is refused, as an option that does
 /// not apply.
 std::shared_ptr<const clp::similarity_product> missing_rows_product(const std::string& name,
-                                                                    const std::vector<candidate>& list) {
+                                                                    const std::vector<weighting_candidate>& list) {
   const similarity_choice choice = parse_similarity_choice(name);
-  for (const candidate& c : list)
+  for (const weighting_candidate& c : list)
     if (choice == similarity_choice::bf16 && (c.name == "paper" || c.name == "paper-guarded" || c.name == "omp"))
       throw clp::invalid_argument(option_facts("--similarity-product"),
                                   "bf16 does not apply when " + c.name +
@@ -225,29 +228,29 @@ std::shared_ptr<const clp::similarity_product> missing_rows_product(const std::s
 }
 
 /// The models read, refused when they share fewer than 2 tokens.
-loaded_models read_evaluated_models(evaluate_options& options) {
-  options.args.matching = parse_match(options.match, options.match_option->count() > 0);
-  loaded_models models = read_models(options.args);
+loaded_models read_evaluated_models(scoring_options& options) {
+  options.pair.matching = parse_match(options.match, options.match_option->count() > 0);
+  loaded_models models = read_models(options.pair);
   if (models.matching.overlap.size() < 2)
-    throw clp::invalid_argument(clp::error_facts{}.with_file(options.args.source.string()),
-                                "and " + options.args.helper.string() + " share " +
+    throw clp::invalid_argument(clp::error_facts{}.with_file(options.pair.source.string()),
+                                "and " + options.pair.helper.string() + " share " +
                                     std::to_string(models.matching.overlap.size()) +
                                     " token(s): at least 2 are needed to hold one out and synthesise it from the rest");
   return models;
 }
 
-void run_evaluate(evaluate_options& options) {
+void score_weightings(scoring_options& options) {
   const auto started = std::chrono::steady_clock::now();
   if (!(options.held_out > 0 && options.held_out < 1))
     throw clp::invalid_argument(option_facts("--held-out"), "must be between 0 and 1 (exclusive)");
   if (options.splits < 1) throw clp::invalid_argument(option_facts("--splits"), "must be at least 1");
-  options.args.execution.check();
-  const std::vector<candidate> list =
+  options.execution.check();
+  const std::vector<weighting_candidate> list =
       options.weightings_option->count() > 0 ? parse_candidates(options.weightings) : default_candidates();
   clp::synthesis_options missing_rows;
-  static_cast<clp::execution_options&>(missing_rows) = options.args.execution.options();
+  static_cast<clp::execution_options&>(missing_rows) = options.execution.options();
   missing_rows.product = missing_rows_product(options.similarity, list);
-  progress_reporter progress(options.args.quiet);
+  progress_reporter progress(options.quiet);
   progress.begin("read");
   const loaded_models models = read_evaluated_models(options);
   progress.end();
@@ -256,19 +259,19 @@ void run_evaluate(evaluate_options& options) {
   // The splits' Gram matrix and map moments over the whole overlap serve the missing rows' pass too.
   const auto cache = std::make_shared<clp::overlap_cache>();
   missing_rows.cache = cache;
-  std::vector<outcome> outcomes = origins.run([&] { return score(list, models, options, cache, progress); });
+  std::vector<weighting_score> scores = origins.run([&] { return score(list, models, options, cache, progress); });
   progress.begin("missing rows");
   missing_rows.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
-  const std::string product = origins.run([&] { return diagnose(outcomes, models, missing_rows); });
+  const std::string product = origins.run([&] { return diagnose(scores, models, missing_rows); });
   progress.end();
-  std::stable_sort(outcomes.begin(), outcomes.end(),
-                   [](const outcome& a, const outcome& b) { return a.mean_cosine > b.mean_cosine; });
-  const recommendation best = recommend(outcomes);
+  std::stable_sort(scores.begin(), scores.end(),
+                   [](const weighting_score& a, const weighting_score& b) { return a.mean_cosine > b.mean_cosine; });
+  const recommendation best = recommend(scores);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.json)
-    print_json(outcomes, best, options, models, product, seconds);
+    print_json(scores, best, options, models, product, seconds);
   else
-    print_text(outcomes, best, options, models, product, seconds);
+    print_text(scores, best, options, models, product, seconds);
 }
 
 }  // namespace
@@ -276,15 +279,15 @@ void run_evaluate(evaluate_options& options) {
 command evaluate_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("evaluate", "Score each weighting by held-out reconstruction of overlapping tokens");
-  const auto options = std::make_shared<evaluate_options>();
-  transfer_arguments& args = options->args;
-  command->add_option("--source", args.source, "Large source model folder")->required();
-  command->add_option("--helper", args.helper, "Small helper model folder speaking the target vocabulary")->required();
-  command->add_option("--embedding-tensor", args.embedding_tensor, "Source input embedding name (default: found)");
-  command->add_option("--helper-embedding-tensor", args.helper_embedding_tensor,
+  const auto options = std::make_shared<scoring_options>();
+  model_pair& pair = options->pair;
+  command->add_option("--source", pair.source, "Large source model folder")->required();
+  command->add_option("--helper", pair.helper, "Small helper model folder speaking the target vocabulary")->required();
+  command->add_option("--embedding-tensor", pair.source_embedding, "Source input embedding name (default: found)");
+  command->add_option("--helper-embedding-tensor", pair.helper_embedding,
                       "Helper input embedding name (default: found)");
   options->match_option = add_match_option(*command, options->match);
-  add_execution_options(*command, args.execution, "Working memory of each synthesis, MiB");
+  add_execution_options(*command, options->execution, "Working memory of each synthesis, MiB");
   command->add_option("--held-out", options->held_out, "Share of the overlap held out per split")
       ->capture_default_str();
   command->add_option("--splits", options->splits, "Splits (seeds 0, 1, ...)")->capture_default_str();
@@ -298,8 +301,8 @@ command evaluate_command(CLI::App& app) {
                    "when paper, paper-guarded and omp are not scored (they read whole cosine rows)")
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
-  command->add_flag("--quiet", args.quiet, "Print errors only (no progress on stderr)");
-  return {command, [options] { run_evaluate(*options); }};
+  command->add_flag("--quiet", options->quiet, "Print errors only (no progress on stderr)");
+  return {command, [options] { score_weightings(*options); }};
 }
 
 }  // namespace clp_transfer

@@ -2,6 +2,7 @@
 // of each token's k nearest neighbours the two input embeddings share. The command's arguments,
 // their registration and its run.
 #include <clp/knn_overlap.hpp>
+#include <clp/splitmix64.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,16 +36,8 @@ struct similarity_arguments {
   bool json = false;
 };
 
-/// The splitmix64 step (Steele, Lea & Flood 2014): a fixed sequence for a seed on every platform.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 /// `count` distinct ids of [0, n), ascending, chosen by a partial Fisher-Yates shuffle driven by
-/// splitmix64 (not std::uniform_int_distribution, whose output differs between libraries);
+/// clp::splitmix64 (not std::uniform_int_distribution, whose output differs between libraries);
 /// all of them for count 0.
 std::vector<Index> token_sample(Index n, Index count, std::uint64_t seed) {
   std::vector<Index> ids(static_cast<std::size_t>(n));
@@ -52,7 +45,7 @@ std::vector<Index> token_sample(Index n, Index count, std::uint64_t seed) {
   if (count == 0) return ids;
   std::uint64_t state = seed;
   for (Index i = 0; i < count; ++i) {
-    state = splitmix64(state);
+    state = clp::splitmix64(state);
     std::swap(ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(i + Index(state % std::uint64_t(n - i)))]);
   }
   ids.resize(static_cast<std::size_t>(count));

@@ -1,14 +1,16 @@
 // `clp-transfer transfer`: its options as the command line gives them, their registration, and
-// their interpretation into the transfer_arguments the phases read (transfer/arguments.hpp);
-// the run itself is transfer/run.hpp.
+// their interpretation into the values the phases read (the model pair, the synthesis choice,
+// the output target); the run itself is transfer/run.hpp.
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "commands/command.hpp"
-#include "transfer/arguments.hpp"
-#include "transfer/run.hpp"
 #include "library_names.hpp"
+#include "transfer/model_pair.hpp"
+#include "transfer/output_target.hpp"
+#include "transfer/run.hpp"
+#include "transfer/synthesis_choice.hpp"
 
 namespace clp_transfer {
 
@@ -17,7 +19,10 @@ namespace {
 /// The options as given, before they are interpreted: names to parse, and whether an option
 /// with a per-policy default was given.
 struct transfer_options {
-  transfer_arguments args;
+  model_pair pair;
+  synthesis_choice synthesis;
+  output_target target;
+  bool quiet = false;
   std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "top-k";
   Index k = 10;
   float temperature = 0.1f;
@@ -30,14 +35,15 @@ struct transfer_options {
   CLI::Option* row_norms_option = nullptr;
   CLI::Option* seed_option = nullptr;
 
-  /// The arguments the phases read. A bad value is refused like a bad input (status 1), in the
-  /// words of the check.
-  const transfer_arguments& interpreted() {
-    args.method = parse_method(method);
-    args.weighting = parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature,
-                                     lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
-    args.matching = parse_match(match, match_option->count() > 0);
-    args.similarity = parse_similarity_choice(similarity);
+  /// Interprets the names into `pair.matching` and `synthesis`. A bad value is refused like a
+  /// bad input (status 1), in the words of the check.
+  void interpret() {
+    synthesis.method = parse_method(method);
+    synthesis.weighting =
+        parse_weighting(weighting, k_option->count() ? std::optional<Index>(k) : std::nullopt, temperature,
+                        lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
+    pair.matching = parse_match(match, match_option->count() > 0);
+    synthesis.similarity = parse_similarity_choice(similarity);
     given_options given;
     given.weighting = weighting_option->count() > 0;
     given.k = k_option->count() > 0;
@@ -45,25 +51,26 @@ struct transfer_options {
     given.lambda = lambda_option->count() > 0;
     given.row_norms = row_norms_option->count() > 0;
     given.seed = seed_option->count() > 0;
-    given.similarity = args.similarity != similarity_choice::automatic;
-    refuse_unread_options(args.method, args.weighting, given);
-    return args;
+    given.similarity = synthesis.similarity != similarity_choice::automatic;
+    refuse_unread_options(synthesis.method, synthesis.weighting, given);
   }
 };
 
-void add_model_options(CLI::App& command, transfer_arguments& args) {
-  command.add_option("--source", args.source, "Large source model folder (config.json, weights, tokenizer)")
+void add_model_options(CLI::App& command, transfer_options& options) {
+  model_pair& pair = options.pair;
+  command.add_option("--source", pair.source, "Large source model folder (config.json, weights, tokenizer)")
       ->required();
-  command.add_option("--helper", args.helper, "Small helper model folder speaking the target vocabulary")->required();
-  command.add_option("--output", args.output, "Output model folder (must not exist unless --force)")->required();
-  command.add_option("--report", args.report, "Also write a JSON report here");
-  add_execution_options(command, args.execution, "Working memory of the synthesis, MiB");
-  command.add_option("--embedding-tensor", args.embedding_tensor, "Source input embedding name (default: found)");
-  command.add_option("--helper-embedding-tensor", args.helper_embedding_tensor,
+  command.add_option("--helper", pair.helper, "Small helper model folder speaking the target vocabulary")->required();
+  command.add_option("--output", options.target.folder, "Output model folder (must not exist unless --force)")
+      ->required();
+  command.add_option("--report", options.target.report, "Also write a JSON report here");
+  add_execution_options(command, options.synthesis.execution, "Working memory of the synthesis, MiB");
+  command.add_option("--embedding-tensor", pair.source_embedding, "Source input embedding name (default: found)");
+  command.add_option("--helper-embedding-tensor", pair.helper_embedding,
                      "Helper input embedding name (default: found)");
-  command.add_option("--lm-head-tensor", args.lm_head_tensor, "Source untied output head name (default: found)");
+  command.add_option("--lm-head-tensor", pair.source_head, "Source untied output head name (default: found)");
   command
-      .add_option("--transfer-tensor", args.transfer_tensors,
+      .add_option("--transfer-tensor", pair.transfer_tensors,
                   "Also transfer this source tensor (one row or value per token) with the embedding's weights; "
                   "repeatable")
       ->allow_extra_args(false);
@@ -93,7 +100,7 @@ void add_method_options(CLI::App& command, transfer_options& options) {
                       "row (k from --k, default 10), or the map's own norm")
           ->capture_default_str();
   options.seed_option =
-      command.add_option("--seed", options.args.seed, "Seed of the random methods")->capture_default_str();
+      command.add_option("--seed", options.synthesis.seed, "Seed of the random methods")->capture_default_str();
   command
       .add_option("--similarity-product", options.similarity,
                   "auto | float32 | bf16: the cosines of the neighbour lists (top-k, softmax, least-squares' top-k "
@@ -102,12 +109,12 @@ void add_method_options(CLI::App& command, transfer_options& options) {
       ->capture_default_str();
 }
 
-void add_output_flags(CLI::App& command, transfer_arguments& args) {
-  command.add_flag("--force", args.force, "Replace an existing output (only after success)");
-  command.add_flag("--fsync", args.fsync,
+void add_output_flags(CLI::App& command, transfer_options& options) {
+  command.add_flag("--force", options.target.force, "Replace an existing output (only after success)");
+  command.add_flag("--fsync", options.target.fsync,
                    "Flush the output to disk before moving it into place, so it survives a power loss (runs at the "
                    "disk's write speed; always done when --force replaces an existing output)");
-  command.add_flag("--quiet", args.quiet, "Print errors only");
+  command.add_flag("--quiet", options.quiet, "Print errors only");
 }
 
 }  // namespace
@@ -115,10 +122,13 @@ void add_output_flags(CLI::App& command, transfer_arguments& args) {
 command transfer_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("transfer", "Write SOURCE with HELPER's vocabulary to OUTPUT");
   const auto options = std::make_shared<transfer_options>();
-  add_model_options(*command, options->args);
+  add_model_options(*command, *options);
   add_method_options(*command, *options);
-  add_output_flags(*command, options->args);
-  return {command, [options] { run_transfer(options->interpreted()); }};
+  add_output_flags(*command, *options);
+  return {command, [options] {
+            options->interpret();
+            run_transfer(options->pair, options->synthesis, options->target, options->quiet);
+          }};
 }
 
 }  // namespace clp_transfer

@@ -1,6 +1,6 @@
-// Part of phase 3: a NaN or infinity anywhere in a matrix the program reads means a broken
+// Before the synthesis: a NaN or infinity anywhere in a matrix the program reads means a broken
 // checkpoint, and is refused naming the file, even in a row no target token uses. Each row is
-// screened once: the library screens the rows it reads (clp::transfer: every helper row, the
+// screened once: the library screens the rows it reads (clp::synthesize_rows: every helper row, the
 // source rows of the overlap; its errors name the file through synthesise.hpp's origins), the
 // program the others, here.
 #pragma once
@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "transfer/arguments.hpp"
-#include "transfer/read_models.hpp"
 #include "library_names.hpp"
+#include "transfer/read_models.hpp"
+#include "transfer/synthesis_choice.hpp"
 
 namespace clp_transfer {
 
@@ -36,9 +36,10 @@ inline std::vector<Index> rows_outside(Index rows, std::vector<Index> ids) {
 /// Screens the rows of the inputs that the library call for `method` does not screen: for
 /// CLP-Transfer the source rows outside the overlap, for the baselines (which screen nothing)
 /// every matrix.
-inline void require_finite_elsewhere(const loaded_models& models, const vocabulary_overlap& overlap,
-                                     transfer_method method, int threads) {
-  const loaded_model& source = models.source;
+/// @param[in] source  the source's embedding and transferred tensors
+/// @param[in] helper  the helper's embedding
+inline void require_finite_elsewhere(const loaded_model& source, const embedding_matrix& helper,
+                                     const vocabulary_overlap& overlap, transfer_method method, int threads) {
   if (method == transfer_method::clp) {
     const std::vector<Index> outside = detail::rows_outside(source.embedding.rows(), overlap.source_ids);
     require_finite(source.embedding, outside, threads);
@@ -46,7 +47,7 @@ inline void require_finite_elsewhere(const loaded_models& models, const vocabula
     return;
   }
   require_finite(source.embedding, threads);
-  require_finite(models.helper.embedding, threads);
+  require_finite(helper, threads);
   for (const transferred_tensor& t : source.transferred) require_finite(t.source, threads);
 }
 

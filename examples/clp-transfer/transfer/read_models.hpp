@@ -1,6 +1,7 @@
-// Phase 1 of `clp-transfer transfer`: read the source and the helper model, each file once
-// (io/hf_checkpoint.hpp), check that their parts fit together, and match their vocabularies (eq. 2's
-// overlap: which target tokens the source already has, and which rows are left to synthesise).
+// Reads a model pair (model_pair.hpp): the source and the helper model, each file once
+// (io/hf_checkpoint.hpp), checked that their parts fit together, and their vocabularies matched
+// (eq. 2's overlap: which helper tokens the source already has, and which rows are left to
+// synthesise). Nothing here decides what the output's vocabulary is.
 // The embeddings' pages are brought in while the tokenizers are parsed, and the matching runs
 // on a thread of its own as soon as the tensor headers give the row counts, while the
 // embeddings are mapped.
@@ -19,8 +20,6 @@
 
 #include <fcntl.h>
 
-#include <nlohmann/json.hpp>
-
 #include "io/embedding_matrix.hpp"
 #include "io/embedding_names.hpp"
 #include "io/errors.hpp"
@@ -30,9 +29,8 @@
 #include "io/safetensors/reader.hpp"
 #include "io/system/posix_file.hpp"
 #include "library_names.hpp"
-#include "special_tokens.hpp"
 #include "token_matching.hpp"
-#include "transfer/arguments.hpp"
+#include "transfer/model_pair.hpp"
 #include "transfer/vocabulary_layout.hpp"
 
 namespace clp_transfer {
@@ -53,10 +51,6 @@ struct loaded_models {
   loaded_model source, helper;
   /// Which helper tokens take which source rows (token_matching.hpp).
   token_matching matching;
-  /// The output's config.json, and what became of the source's other token ids in it.
-  transferred_config config;
-  /// The output's generation_config.json; nullopt for none.
-  std::optional<nlohmann::ordered_json> generation_config;
 };
 
 namespace detail {
@@ -91,9 +85,9 @@ inline std::vector<tensor_bytes> mapped_tensor_bytes(const std::filesystem::path
   return found;
 }
 
-/// Maps each tensor's bytes with their pages populated, and unmaps them. On the virtual machine
-/// of docs/performance.md a run's first mapping of a file's pages costs about 0.8 s per GB, one
-/// mapping at a time however many threads map, and mapping them again costs little; started as
+/// Maps each tensor's bytes with their pages populated, and unmaps them. A file's first mapping
+/// costs time in proportion to its size, one mapping at a time however many threads map, and a
+/// later mapping of the same pages little (examples/benchmarks/LOG.md measures it); started as
 /// soon as the weights' headers are read, that cost is paid while the tokenizers are parsed
 /// instead of after. Failures are ignored: the reads that follow map the same bytes.
 inline void warm_pages(const std::vector<tensor_bytes>& tensors) noexcept {
@@ -112,7 +106,7 @@ struct page_warming {
     if (tensors.empty()) return;
     try {
       slot = std::async(std::launch::async, [tensors = std::move(tensors)] { warm_pages(tensors); });
-    } catch (const std::exception&) {  // no thread: the reads map the pages as before
+    } catch (const std::exception&) {  // no thread: the reads map the pages unwarmed
     }
   }
 };
@@ -120,17 +114,15 @@ struct page_warming {
 /// Both models, the helper read on a thread of its own meanwhile, and each model's embeddings
 /// warmed (page_warming) while its tokenizer is parsed. The source's error, when both fail, is
 /// the one reported (the future's destructor waits for the helper first).
-inline std::pair<hf_checkpoint, hf_checkpoint> read_checkpoints(const transfer_arguments& args,
-                                                                page_warming& warming) {
-  std::future<hf_checkpoint> helper = std::async(std::launch::async, [&args, &warming] {
-    return hf_checkpoint::read(args.helper, [&](const io::model_weights& weights) {
-      page_warming::start(warming.helper,
-                          mapped_tensor_bytes(args.helper, weights, args.helper_embedding_tensor, nullptr));
+inline std::pair<hf_checkpoint, hf_checkpoint> read_checkpoints(const model_pair& pair, page_warming& warming) {
+  std::future<hf_checkpoint> helper = std::async(std::launch::async, [&pair, &warming] {
+    return hf_checkpoint::read(pair.helper, [&](const io::model_weights& weights) {
+      page_warming::start(warming.helper, mapped_tensor_bytes(pair.helper, weights, pair.helper_embedding, nullptr));
     });
   });
-  hf_checkpoint source = hf_checkpoint::read(args.source, [&](const io::model_weights& weights) {
+  hf_checkpoint source = hf_checkpoint::read(pair.source, [&](const io::model_weights& weights) {
     page_warming::start(warming.source,
-                        mapped_tensor_bytes(args.source, weights, args.embedding_tensor, &args.lm_head_tensor));
+                        mapped_tensor_bytes(pair.source, weights, pair.source_embedding, &pair.source_head));
   });
   return {std::move(source), helper.get()};
 }
@@ -140,13 +132,13 @@ struct tensor_names {
   std::optional<std::string> head;
 };
 
-inline tensor_names find_tensor_names(const transfer_arguments& args, const hf_checkpoint& source,
+inline tensor_names find_tensor_names(const model_pair& pair, const hf_checkpoint& source,
                                       const hf_checkpoint& helper) {
   const std::vector<std::string> source_names = source.weights.tensor_names();
   tensor_names names;
-  names.source = io::find_input_embedding(args.source, source_names, args.embedding_tensor);
-  names.head = io::find_output_embedding(args.source, source_names, args.lm_head_tensor);
-  names.helper = io::find_input_embedding(args.helper, helper.weights.tensor_names(), args.helper_embedding_tensor);
+  names.source = io::find_input_embedding(pair.source, source_names, pair.source_embedding);
+  names.head = io::find_output_embedding(pair.source, source_names, pair.source_head);
+  names.helper = io::find_input_embedding(pair.helper, helper.weights.tensor_names(), pair.helper_embedding);
   return names;
 }
 
@@ -196,32 +188,27 @@ inline void require_hidden_size(const hf_checkpoint& model, const embedding_matr
 
 }  // namespace detail
 
-/// Reads both models: the two folders at once, then the two embeddings at once while the
-/// vocabularies are matched, then the source's tensors that follow the vocabulary
+/// Reads both models of `pair`: the two folders at once, then the two embeddings at once while
+/// the vocabularies are matched, then the source's tensors that follow the vocabulary
 /// (vocabulary_layout.hpp). The parts of each model must fit together: config.json and the
 /// embedding's width, the token ids and the embedding's rows. Throws naming the file at fault;
 /// of several faults, the first in the order of the checks.
-inline loaded_models read_models(const transfer_arguments& args) {
+inline loaded_models read_models(const model_pair& pair) {
   detail::page_warming warming;  // declared first, so waited for last, however this returns
-  auto [source, helper] = detail::read_checkpoints(args, warming);
-  const detail::tensor_names names = detail::find_tensor_names(args, source, helper);
-  std::future<token_matching> matching = detail::start_matching(source, helper, names, args.matching);
+  auto [source, helper] = detail::read_checkpoints(pair, warming);
+  const detail::tensor_names names = detail::find_tensor_names(pair, source, helper);
+  std::future<token_matching> matching = detail::start_matching(source, helper, names, pair.matching);
   auto [source_embedding, helper_embedding] = detail::map_embeddings(source, helper, names);
-  vocabulary_plan plan = plan_source_tensors(args, source, source_embedding, names.source, names.head);
+  vocabulary_plan plan = plan_source_tensors(pair.transfer_tensors, source, source_embedding, names.source, names.head);
   std::vector<transferred_tensor> transferred = read_transferred(source.weights, plan, source_embedding.rows());
   detail::require_hidden_size(source, source_embedding);
   detail::require_hidden_size(helper, helper_embedding);
   detail::require_ids_fit(source, source_embedding);
   detail::require_ids_fit(helper, helper_embedding);
   token_matching matched = matching.get();  // before the models move: the matching reads them
-  transferred_config config = transfer_config(source.config(), helper.config(), helper_embedding.rows(),
-                                              source.tokenizer.vocabulary.ids, helper.tokenizer.vocabulary.ids);
-  std::optional<nlohmann::ordered_json> generation = output_generation_config(source.json, helper.json);
   return {{std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred)},
           {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
-          std::move(matched),
-          std::move(config),
-          std::move(generation)};
+          std::move(matched)};
 }
 
 }  // namespace clp_transfer

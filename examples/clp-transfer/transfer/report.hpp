@@ -1,4 +1,4 @@
-// Phase 5 of `clp-transfer transfer`: what the run did, as JSON (--report) and on stderr.
+// What a transfer did, as JSON (--report) and on stderr.
 #pragma once
 
 #include <clp/synthesize.hpp>
@@ -11,13 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/language_model_config.hpp"
 #include "io/output_folder.hpp"
+#include "library_names.hpp"
 #include "token_matching.hpp"
-#include "transfer/arguments.hpp"
 #include "transfer/read_models.hpp"
+#include "transfer/synthesis_choice.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
-#include "library_names.hpp"
 
 namespace clp_transfer {
 
@@ -25,19 +26,22 @@ struct phase_seconds {
   double read = 0, synthesize = 0, write = 0, total = 0;
 };
 
-/// Everything the report says, gathered from the phases.
+/// Everything the report and the summary print, gathered from the phases.
 struct transfer_outcome {
-  const transfer_arguments& args;
-  const loaded_models& models;
-  const clp::synthesis_report& report;
-  const std::optional<clp::held_out_scores>& held_out;
+  const loaded_models& models;                ///< the folders read, their matching and tensor plan
+  const synthesis_choice& synthesis;          ///< the method and weighting that made the rows
+  const synthesised_embeddings& synthesised;  ///< the output matrices' shapes and the synthesis report
+  const transferred_config& config;           ///< what became of config.json's token ids
+  const std::filesystem::path& output;        ///< the output folder
   phase_seconds seconds;
 
   const vocabulary_overlap& overlap() const { return models.matching.overlap; }
+  const clp::synthesis_report& report() const { return synthesised.report; }
+  Index output_rows() const { return synthesised.embedding.rows(); }
   Index missing() const { return overlap().target_rows() - overlap().size(); }
   /// The largest synthesised row is out of proportion with the source's rows.
   bool out_of_proportion() const {
-    return report.median_source_row_norm > 0 && report.max_output_row_norm > 4 * report.median_source_row_norm;
+    return report().median_source_row_norm > 0 && report().max_output_row_norm > 4 * report().median_source_row_norm;
   }
 };
 
@@ -64,25 +68,25 @@ inline nlohmann::ordered_json least_squares_json(const clp::synthesis_report& re
   return json;
 }
 
-/// Writes the --report JSON beside its final name (commit_output moves it there once the
-/// output is in place); returns where, or an empty path without --report.
-inline std::filesystem::path write_partial_report(const transfer_outcome& outcome) {
-  const transfer_arguments& args = outcome.args;
-  if (args.report.empty()) return {};
+/// Writes the JSON report beside its final name `report_file` (commit_output moves it there once
+/// the output is in place); returns where, or an empty path for an empty `report_file`.
+inline std::filesystem::path write_partial_report(const transfer_outcome& outcome,
+                                                  const std::filesystem::path& report_file) {
+  if (report_file.empty()) return {};
   const vocabulary_overlap& overlap = outcome.overlap();
-  const clp::synthesis_report& report = outcome.report;
+  const clp::synthesis_report& report = outcome.report();
+  const weighting_choice& weighting = outcome.synthesis.weighting;
   nlohmann::ordered_json json;
-  json["source"] = args.source.string();
-  json["helper"] = args.helper.string();
-  json["output"] = args.output.string();
-  json["method"] = method_name(args.method);
-  json["weighting"] = {
-      {"name", args.weighting.name}, {"k", args.weighting.k}, {"temperature", args.weighting.temperature}};
-  if (args.weighting.name == "least-squares") json["weighting"]["row_norms"] = args.weighting.row_norms;
-  if (!report.maps.empty()) json["least_squares"] = least_squares_json(report, outcome.held_out);
+  json["source"] = outcome.models.source.checkpoint.folder.string();
+  json["helper"] = outcome.models.helper.checkpoint.folder.string();
+  json["output"] = outcome.output.string();
+  json["method"] = method_name(outcome.synthesis.method);
+  json["weighting"] = {{"name", weighting.name}, {"k", weighting.k}, {"temperature", weighting.temperature}};
+  if (weighting.name == "least-squares") json["weighting"]["row_norms"] = weighting.row_norms;
+  if (!report.maps.empty()) json["least_squares"] = least_squares_json(report, outcome.synthesised.held_out);
   json["source_vocab_size"] = overlap.source_vocab_size;
   json["target_vocab_size"] = overlap.target_vocab_size;
-  json["target_rows"] = outcome.models.helper.embedding.rows();
+  json["target_rows"] = outcome.output_rows();
   json["overlap"] = overlap.size();
   json["overlap_share_of_source"] = overlap.share_of_source();
   json["overlap_share_of_target"] = overlap.share_of_target();
@@ -106,12 +110,12 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["median_output_row_norm"] = report.median_output_row_norm;
   json["median_source_row_norm"] = report.median_source_row_norm;
   const loaded_model& source = outcome.models.source;
-  json["vocabulary_tensors"] = vocabulary_tensors_json(source.plan, outcome.models.helper.embedding.rows());
-  json["config_token_ids"] = config_token_ids_json(outcome.models.config);
-  json["warnings"] = layout_warnings(source.plan, outcome.models.config);
+  json["vocabulary_tensors"] = vocabulary_tensors_json(source.plan, outcome.output_rows());
+  json["config_token_ids"] = config_token_ids_json(outcome.config);
+  json["warnings"] = layout_warnings(source.plan, outcome.config);
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
-  const std::filesystem::path partial = args.report.string() + ".partial";
+  const std::filesystem::path partial = report_file.string() + ".partial";
   io::write_file_atomically(partial, json.dump(2) + "\n");
   return partial;
 }
@@ -127,24 +131,23 @@ inline void print_similarity_product(const clp::synthesis_report& report) {
                double(report.rescored_candidates) / double(report.rescored_rows));
 }
 
-/// The summary on stderr (nothing with --quiet).
+/// The summary on stderr.
 inline void print_summary(const transfer_outcome& outcome) {
-  const transfer_arguments& args = outcome.args;
-  if (args.quiet) return;
   const vocabulary_overlap& overlap = outcome.overlap();
-  const clp::synthesis_report& report = outcome.report;
+  const clp::synthesis_report& report = outcome.report();
   const embedding_matrix& source = outcome.models.source.embedding;
-  const embedding_matrix& target = outcome.models.helper.embedding;  // as many rows as the output
-  const bool clp = args.method == transfer_method::clp;
-  const std::string how = clp ? "synthesised (weighting " + args.weighting.name + ")"
-                              : "drawn at random (method " + std::string(method_name(args.method)) + ")";
+  const embedding_matrix& target = outcome.synthesised.embedding;  // shape only: its pages are written out
+  const transfer_method method = outcome.synthesis.method;
+  const bool clp = method == transfer_method::clp;
+  const std::string how = clp ? "synthesised (weighting " + outcome.synthesis.weighting.name + ")"
+                              : "drawn at random (method " + std::string(method_name(method)) + ")";
   std::fprintf(stderr,
                "clp-transfer: wrote %s\n"
                "  source vocabulary  %td tokens (%s: %td x %td %s)\n"
                "  target vocabulary  %td tokens (output %s: %td x %td %s)\n"
                "  overlap            %td tokens = %.1f%% of source, %.1f%% of target\n"
                "  missing            %td rows, %s\n",
-               args.output.c_str(), overlap.source_vocab_size, outcome.models.source.embedding_name.c_str(),
+               outcome.output.c_str(), overlap.source_vocab_size, outcome.models.source.embedding_name.c_str(),
                source.rows(), source.cols(), source.dtype_name().c_str(), overlap.target_vocab_size,
                outcome.models.source.embedding_name.c_str(), target.rows(), source.cols(), source.dtype_name().c_str(),
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
@@ -167,9 +170,8 @@ inline void print_summary(const transfer_outcome& outcome) {
     const clp::least_squares_fit& fit = report.maps.front();
     std::fprintf(stderr, "  least-squares map  lambda %.3g x the mean Gram eigenvalue (%s), R^2 on the overlap %.3f",
                  fit.relative_lambda, fit.automatic ? "chosen by GCV" : "--lambda", fit.r_squared);
-    if (outcome.held_out)
-      std::fprintf(stderr, ", held-out cosine %.3f (%zu rows)", outcome.held_out->mean_cosine,
-                   outcome.held_out->cosine.size());
+    if (const auto& held_out = outcome.synthesised.held_out)
+      std::fprintf(stderr, ", held-out cosine %.3f (%zu rows)", held_out->mean_cosine, held_out->cosine.size());
     std::fprintf(stderr, "\n");
   }
   for (const vocabulary_tensor& t : outcome.models.source.plan.tensors)
@@ -185,7 +187,7 @@ inline void print_summary(const transfer_outcome& outcome) {
                  "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "
                  "row norm (%.3g); try --weighting clamped, top-k or sparsemax\n",
                  report.max_output_row_norm, report.median_source_row_norm);
-  for (const std::string& warning : layout_warnings(outcome.models.source.plan, outcome.models.config))
+  for (const std::string& warning : layout_warnings(outcome.models.source.plan, outcome.config))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
 }
 

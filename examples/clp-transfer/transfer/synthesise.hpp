@@ -1,14 +1,13 @@
-// Phase 3 of `clp-transfer transfer`: the new embedding (and every other tensor transferred with
-// it: untied head, per-token biases), one row per target token:
-// CLP-Transfer's copy and synthesis, or one of the paper's baselines. The library does the
-// work; this phase only hands it the matrices, each in its own element type (a view whose type
-// is a run-time value), and says where the matrices its errors name came from.
+// The new embedding (and every other tensor transferred with it: untied head, per-token biases),
+// one row per target row of an overlap: CLP-Transfer's copy and synthesis, or one of the paper's
+// baselines, as a synthesis_choice says. The library does the work; this phase only hands it
+// the matrices, each in its own element type (a view whose type is a run-time value), and says
+// where the matrices its errors name came from.
 #pragma once
 
 #include <clp/baselines.hpp>
 #include <clp/evaluate.hpp>
 #include <clp/synthesize.hpp>
-#include <clp/transfer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -20,16 +19,18 @@
 #include "io/embedding_matrix.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
-#include "transfer/arguments.hpp"
 #include "transfer/finite_inputs.hpp"
 #include "transfer/read_models.hpp"
+#include "transfer/synthesis_choice.hpp"
 #include "transfer/vocabulary_layout.hpp"
 
 namespace clp_transfer {
 
+/// The output matrices of a synthesis, and what it reports.
 struct synthesised_embeddings {
   embedding_matrix embedding;  ///< #target rows by the source's width, the source's dtype
-  /// One per models.source.transferred, in its order: #target rows by its values per token, its dtype.
+  /// One per transferred tensor of the source (loaded_model::transferred), in its order:
+  /// #target rows by its values per token, its dtype.
   std::vector<embedding_matrix> transferred;
   clp::synthesis_report report;
   /// least-squares only: the map's held-out check (10% of the overlap, seed 0, the embedding).
@@ -46,53 +47,51 @@ struct output_rows_watch {
 
 namespace detail {
 
-/// Where each matrix clp::transfer reads came from, by the names its errors give them.
-inline error_origins origins_of(const loaded_models& models) {
+/// Where each matrix clp::synthesize_rows reads came from, by the names its errors give them.
+inline error_origins origins_of(const loaded_model& source, const embedding_matrix& helper) {
   error_origins origins;
-  origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
+  origins.add("source", source.embedding.origin()).add("helper", helper.origin());
   origins.add("lambda", option_facts("--lambda"));
-  for (const transferred_tensor& t : models.source.transferred)
-    origins.add(t.entry.name + " source", t.source.origin());
+  for (const transferred_tensor& t : source.transferred) origins.add(t.entry.name + " source", t.source.origin());
   return origins;
 }
 
-/// CLP-Transfer: clp::transfer with the embedding of the source and every tensor transferred
+/// CLP-Transfer: clp::synthesize_rows with the embedding of the source and every tensor transferred
 /// with it, each in its own element type; its errors name the files.
-inline clp::synthesis_report transfer_rows(const loaded_models& models, const vocabulary_overlap& overlap,
-                                      const synthesised_embeddings& out, const transfer_arguments& args,
-                                      progress_reporter& progress, const output_rows_watch& watch) {
+inline clp::synthesis_report transfer_rows(const loaded_model& source, const embedding_matrix& helper,
+                                           const vocabulary_overlap& overlap, const synthesised_embeddings& out,
+                                           const synthesis_choice& choice, progress_reporter& progress,
+                                           const output_rows_watch& watch) {
   clp::synthesis_options options;
-  static_cast<clp::execution_options&>(options) = args.execution.options();
+  static_cast<clp::execution_options&>(options) = choice.execution.options();
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   options.rows_started = watch.started;
   options.rows_finished = watch.finished;
-  options.product = make_similarity_product(args.similarity);
-  const loaded_model& source = models.source;
+  options.product = make_similarity_product(choice.similarity);
   // One call for all pairs: the weights are computed once and applied to each.
   clp::matrix_pairs more;
   for (std::size_t i = 0; i < source.transferred.size(); ++i)
     more.emplace_back(source.transferred[i].entry.name, source.transferred[i].source.view(),
                       out.transferred[i].output_view());
-  return origins_of(models).run([&] {
-    return clp::transfer(source.embedding.view(), models.helper.embedding.view(), overlap, out.embedding.output_view(),
-                         more, args.weighting.policy, options);
+  return origins_of(source, helper).run([&] {
+    return clp::synthesize_rows(source.embedding.view(), helper.view(), overlap, out.embedding.output_view(), more,
+                                choice.weighting.policy, options);
   });
 }
 
 /// The baselines: rows drawn from the per-dimension normal of the source matrix they replace;
 /// overlap-random keeps the overlapping rows, random draws every row.
-inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabulary_overlap& overlap,
-                                  const synthesised_embeddings& out, const transfer_arguments& args) {
-  const bool keep_overlap = args.method == transfer_method::overlap_random;
+inline clp::synthesis_report draw_rows(const loaded_model& source, const vocabulary_overlap& overlap,
+                                       const synthesised_embeddings& out, const synthesis_choice& choice) {
+  const bool keep_overlap = choice.method == transfer_method::overlap_random;
   auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
     if (keep_overlap)
-      clp::overlap_random(from.view(), overlap, to.output_view(), args.seed);
+      clp::overlap_random(from.view(), overlap, to.output_view(), choice.seed);
     else
-      clp::random_init(from.view(), to.output_view(), args.seed);
+      clp::random_init(from.view(), to.output_view(), choice.seed);
   };
-  draw(models.source.embedding, out.embedding);
-  for (std::size_t i = 0; i < models.source.transferred.size(); ++i)
-    draw(models.source.transferred[i].source, out.transferred[i]);
+  draw(source.embedding, out.embedding);
+  for (std::size_t i = 0; i < source.transferred.size(); ++i) draw(source.transferred[i].source, out.transferred[i]);
   clp::synthesis_report report;
   report.overlap = overlap.size();
   report.copied_rows = keep_overlap ? overlap.size() : 0;
@@ -103,15 +102,14 @@ inline clp::synthesis_report draw_rows(const loaded_models& models, const vocabu
 
 /// A least-squares map's fit on tokens it did not see: 10% of the overlap held out (seed 0),
 /// mapped from the rest; nothing for the other weightings, or an overlap too small to split.
-inline std::optional<clp::held_out_scores> held_out_check(const loaded_models& models,
+inline std::optional<clp::held_out_scores> held_out_check(const loaded_model& source, const embedding_matrix& helper,
                                                           const vocabulary_overlap& overlap,
-                                                          const transfer_arguments& args) {
-  if (!std::holds_alternative<clp::least_squares_map>(args.weighting.policy) || overlap.size() < 20) return {};
+                                                          const synthesis_choice& choice) {
+  if (!std::holds_alternative<clp::least_squares_map>(choice.weighting.policy) || overlap.size() < 20) return {};
   clp::evaluation_options options;
-  static_cast<clp::execution_options&>(options) = args.execution.options();
+  static_cast<clp::execution_options&>(options) = choice.execution.options();
   try {
-    return clp::evaluate(models.source.embedding.view(), models.helper.embedding.view(), overlap, args.weighting.policy,
-                         options)
+    return clp::evaluate(source.embedding.view(), helper.view(), overlap, choice.weighting.policy, options)
         .scores.front();
   } catch (const clp::invalid_argument&) {
     return {};  // lambda = 0 on kept rows of lower rank than the whole overlap's: no check
@@ -120,11 +118,10 @@ inline std::optional<clp::held_out_scores> held_out_check(const loaded_models& m
 
 }  // namespace detail
 
-/// The output matrices for the helper's vocabulary, not yet written: the embedding and one per
-/// transferred tensor, each in the source's dtype. Their memory is touched as they are written.
-inline synthesised_embeddings allocate_outputs(const loaded_models& models) {
-  const loaded_model& source = models.source;
-  const Index target_rows = models.helper.embedding.rows();
+/// The output matrices, not yet written: the embedding and one per transferred tensor of
+/// `source`, each #target_rows by its width, in the source's dtype. Their memory is touched as
+/// they are written.
+inline synthesised_embeddings allocate_outputs(const loaded_model& source, Index target_rows) {
   return {embedding_matrix(source.embedding.dtype(), target_rows, source.embedding.cols(),
                            "output " + source.embedding_name),
           allocate_transferred_outputs(source.transferred, target_rows),
@@ -132,17 +129,21 @@ inline synthesised_embeddings allocate_outputs(const loaded_models& models) {
           {}};
 }
 
-/// Writes `out`'s matrices by args.method, telling `watch` as it goes through their rows: the
+/// Writes `out`'s matrices by choice.method, telling `watch` as it goes through their rows: the
 /// rows below each `finished` end are final, nothing reads or writes them afterwards.
-inline void synthesise(const loaded_models& models, const vocabulary_overlap& overlap,
-                       const transfer_arguments& args, progress_reporter& progress, synthesised_embeddings& out,
+/// @param[in]  source   the source's embedding and transferred tensors, each #source rows
+/// @param[in]  helper   the helper's embedding, #overlap.target_rows() by the helper's width
+/// @param[in]  overlap  which output rows copy which source row; the rest are made by the method
+/// @param[out] out      allocate_outputs(source, overlap.target_rows())
+inline void synthesise(const loaded_model& source, const embedding_matrix& helper, const vocabulary_overlap& overlap,
+                       const synthesis_choice& choice, progress_reporter& progress, synthesised_embeddings& out,
                        const output_rows_watch& watch) {
-  require_finite_elsewhere(models, overlap, args.method, args.execution.threads);
-  if (args.method == transfer_method::clp) {
-    out.report = detail::transfer_rows(models, overlap, out, args, progress, watch);
-    out.held_out = detail::held_out_check(models, overlap, args);
+  require_finite_elsewhere(source, helper, overlap, choice.method, choice.execution.threads);
+  if (choice.method == transfer_method::clp) {
+    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch);
+    out.held_out = detail::held_out_check(source, helper, overlap, choice);
   } else {
-    out.report = detail::draw_rows(models, overlap, out, args);
+    out.report = detail::draw_rows(source, overlap, out, choice);
     watch.finished(out.embedding.rows());
   }
 }

@@ -1,10 +1,9 @@
 // Every tensor of the source that holds one row or one value per token follows the new
 // vocabulary: the program's side of the decisions in vocabulary_tensors.hpp and
-// io/language_model_config.hpp, used by each phase of `clp-transfer transfer`:
+// io/language_model_config.hpp, as each phase uses it:
 // - read (read_models.hpp): plan_source_tensors decides each tensor's role from the headers and,
 //   for tied copies, the mapped bytes; read_transferred maps the tensors to transfer as
-//   #source rows by values-per-token matrices; the config to write is decided with the
-//   vocabularies at hand;
+//   #source rows by values-per-token matrices;
 // - synthesise (synthesise.hpp): one output matrix per transferred tensor, in its own dtype;
 // - write (weights_output.hpp): replacement_for says what to write in each tensor's place;
 // - report (report.hpp): the plan, the warnings, and what happened to config token ids.
@@ -25,7 +24,6 @@
 #include "io/language_model_config.hpp"
 #include "io/model_weights.hpp"
 #include "library_names.hpp"
-#include "transfer/arguments.hpp"
 #include "vocabulary_tensors.hpp"
 
 namespace clp_transfer {
@@ -48,16 +46,17 @@ inline std::vector<tensor_description> describe_tensors(const io::model_weights&
 
 /// The roles of the source's vocabulary-sized tensors. A tensor of the embedding's shape and
 /// dtype is a tied copy when its mapped bytes equal `embedding`'s.
-/// @param[in] args       --transfer-tensor names
+/// @param[in] transfer_tensors  --transfer-tensor names
 /// @param[in] source     the source model
 /// @param[in] embedding  the source's input embedding as read, #rows by hidden size
 /// @param[in] embedding_name, head_name  io::find_input_embedding's and io::find_output_embedding's answers
-inline vocabulary_plan plan_source_tensors(const transfer_arguments& args, const hf_checkpoint& source,
-                                           const embedding_matrix& embedding, const std::string& embedding_name,
+inline vocabulary_plan plan_source_tensors(const std::vector<std::string>& transfer_tensors,
+                                           const hf_checkpoint& source, const embedding_matrix& embedding,
+                                           const std::string& embedding_name,
                                            const std::optional<std::string>& head_name) {
   vocabulary_tensor_options options;
   options.head = head_name;
-  options.transfer_tensors = args.transfer_tensors;
+  options.transfer_tensors = transfer_tensors;
   options.config_vocab_size = language_model_vocab_size(source.config(), source.config_file());
   const auto equal_bytes = [&](const std::string& name) {
     const embedding_matrix candidate = embedding_matrix::read(source.weights, name);

@@ -121,8 +121,8 @@ inline output_shards open_output_shards(const std::filesystem::path& folder, boo
       shards.new_total_size += spec.byte_size;
       specs.push_back(std::move(spec));
     }
-    shards.writers.push_back(std::make_unique<io::safetensors_writer>(folder / weights.output_name(s),
-                                                                      std::move(specs), shard.metadata(), durable));
+    shards.writers.push_back(std::make_unique<io::safetensors_writer>(folder / weights.output_name(s), std::move(specs),
+                                                                      shard.metadata(), durable));
     for (const auto& [tensor, matrix] : replaced) {
       const auto [at, added] = stream_of.emplace(matrix, shards.streams.size());
       if (added) shards.streams.push_back({&owned(matrix), {}});

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <clp/adapters/eigen.hpp>
-#include <clp/transfer.hpp>
+#include <clp/synthesize.hpp>
 #include <clp/vocabulary.hpp>
 
 #include <Eigen/Core>
@@ -78,7 +78,7 @@ TEST_CASE("least-squares: Llama pair (BF16, untied head): embedding and head eac
   }
 }
 
-TEST_CASE("default: no --weighting writes what clp::transfer with no policy writes, on the shipped pair") {
+TEST_CASE("default: no --weighting writes what clp::synthesize_rows with no policy writes, on the shipped pair") {
   const fs::path models = CLP_EXAMPLE_MODELS_DIR;
   const temp_dir dir;
   // The library's product is float32; so is the program's with --similarity-product float32.
@@ -109,7 +109,7 @@ TEST_CASE("default: no --weighting writes what clp::transfer with no policy writ
   // workers. A multi-threaded BLAS may round the last bit differently.
   if (openblas_set_num_threads) openblas_set_num_threads(1);
 #endif
-  clp::transfer(source_rows, helper_rows, overlap, expected);
+  clp::synthesize_rows(source_rows, helper_rows, overlap, expected);
 
   const matrix written = read_matrix(dir / "out" / "model.safetensors", name);
   REQUIRE(written.rows == helper.rows);

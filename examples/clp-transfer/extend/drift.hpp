@@ -1,0 +1,107 @@
+// What an extension costs and gains, on probe texts: drift, the share of words of a text in the
+// source's language whose ids change; and fertility, the tokens per word of a text under a model.
+// A text is split into words at whitespace; each word is encoded as it stands in running text,
+// with the space before it (which both supported spellings mark: 'Ġ', '▁'), through the
+// tokenizer's pre-tokenizer and BPE model.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extend/bpe_model.hpp"
+#include "extend/characters.hpp"
+#include "extend/pre_tokenizer.hpp"
+
+namespace clp_transfer::extend {
+
+/// The words of `text`: its runs of characters between whitespace (\s), in order.
+/// @param[in] text  UTF-8 text
+inline std::vector<std::string_view> probe_words(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t start = std::string_view::npos;
+  for (const text_character& c : decode_characters(text)) {
+    const bool space = is_whitespace(c.code_point);
+    if (!space && start == std::string_view::npos) start = c.offset;
+    if (space && start != std::string_view::npos) {
+      words.push_back(text.substr(start, c.offset - start));
+      start = std::string_view::npos;
+    }
+  }
+  if (start != std::string_view::npos) words.push_back(text.substr(start));
+  return words;
+}
+
+/// The ids of `word` as it stands in running text, after a space.
+/// @param[in] table  the model
+/// @param[in] word   one word, without whitespace
+inline std::vector<token_id> encode_word(const bpe_table& table, std::string_view word) {
+  std::vector<token_id> ids;
+  const std::string spaced = " " + std::string(word);
+  for (const std::string& piece : pre_tokens(spaced, table.model().rules, false)) {
+    const std::vector<token_id> part = table.encode(piece);
+    ids.insert(ids.end(), part.begin(), part.end());
+  }
+  return ids;
+}
+
+/// The ids of a whole text, as the tokenizer encodes it (without special tokens): its pre-tokens,
+/// each encoded by the model. The text must hold no added token, which a tokenizer splits out
+/// before its pre-tokenizer.
+/// @param[in] table  the model
+/// @param[in] text   UTF-8 text
+inline std::vector<token_id> encode_text(const bpe_table& table, std::string_view text) {
+  std::vector<token_id> ids;
+  for (const std::string& piece : pre_tokens(text, table.model().rules, true)) {
+    const std::vector<token_id> part = table.encode(piece);
+    ids.insert(ids.end(), part.begin(), part.end());
+  }
+  return ids;
+}
+
+/// Drift of a text between two models.
+struct drift_measure {
+  std::size_t words = 0;    ///< words of the text
+  std::size_t changed = 0;  ///< words whose ids differ
+  double share() const { return words ? static_cast<double>(changed) / static_cast<double>(words) : 0.0; }
+  /// The first few changed words, for a report.
+  std::vector<std::string> examples;
+};
+
+/// How many words of `text` `after` encodes to other ids than `before` does.
+/// @param[in] before  the source model
+/// @param[in] after   the extended one (its text rules are the source's)
+/// @param[in] text    a probe text in the source's language
+/// @param[in] examples_kept  how many changed words to keep as examples
+inline drift_measure drift(const bpe_table& before, const bpe_table& after, std::string_view text,
+                           std::size_t examples_kept = 10) {
+  drift_measure measure;
+  for (const std::string_view word : probe_words(text)) {
+    ++measure.words;
+    if (encode_word(before, word) == encode_word(after, word)) continue;
+    ++measure.changed;
+    if (measure.examples.size() < examples_kept) measure.examples.emplace_back(word);
+  }
+  return measure;
+}
+
+/// Tokens per word of a text under a model.
+struct fertility_measure {
+  std::size_t words = 0, tokens = 0;
+  double tokens_per_word() const { return words ? static_cast<double>(tokens) / static_cast<double>(words) : 0.0; }
+};
+
+/// The tokens `table` encodes the words of `text` into.
+/// @param[in] table  a model
+/// @param[in] text   a probe text
+inline fertility_measure fertility(const bpe_table& table, std::string_view text) {
+  fertility_measure measure;
+  for (const std::string_view word : probe_words(text)) {
+    ++measure.words;
+    measure.tokens += encode_word(table, word).size();
+  }
+  return measure;
+}
+
+}  // namespace clp_transfer::extend

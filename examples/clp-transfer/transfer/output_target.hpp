@@ -1,0 +1,53 @@
+// Where a command writes the model it makes: the output folder, the --report file beside it,
+// and how they may replace what is there. What commit_output reads, and the checks that refuse
+// a run before any work.
+#pragma once
+
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "io/errors.hpp"
+#include "io/output_folder.hpp"
+#include "library_names.hpp"
+
+namespace clp_transfer {
+
+struct output_target {
+  std::filesystem::path folder;  ///< the output model folder
+  std::filesystem::path report;  ///< --report: the JSON report; empty for none
+  bool force = false;            ///< --force: replace an existing output and report
+  bool fsync = false;            ///< --fsync: flush the output to disk before it is moved into place
+
+  /// Whether the output is flushed to disk before it is moved into place, so that it survives a
+  /// power loss once committed: asked for with --fsync, and always when --force replaces an
+  /// output (the old one is deleted only after the new one is on disk). Otherwise the kernel
+  /// writes it back in its own time, as after cp; the rename still means no reader ever sees a
+  /// half-written output. Asked before the output is moved into place.
+  bool durable() const {
+    std::error_code ignored;
+    return fsync || std::filesystem::exists(folder, ignored);
+  }
+
+  /// Refuses, before any work, what would otherwise end a long run in an error: an output or
+  /// report in the way (without --force), a missing parent folder, an output that is one of
+  /// `inputs` (the model folders the run reads). Throws clp::invalid_argument naming the path.
+  void check(const std::vector<std::filesystem::path>& inputs) const {
+    io::check_output_available(folder, force);
+    if (!report.empty()) {
+      if (std::filesystem::exists(report) && !force)
+        throw clp::invalid_argument(io::about(report), "already exists (use --force to replace it)");
+      const auto parent = report.has_parent_path() ? report.parent_path() : std::filesystem::path(".");
+      if (!std::filesystem::is_directory(parent))
+        throw clp::invalid_argument(io::about(report), "parent directory " + parent.string() + " does not exist");
+    }
+    for (const std::filesystem::path& input : inputs) {
+      std::error_code ignored;
+      if (std::filesystem::equivalent(io::without_trailing_separator(folder), input, ignored))
+        throw clp::invalid_argument(io::about(folder),
+                                    "is the input model " + input.string() + "; refusing to replace it");
+    }
+  }
+};
+
+}  // namespace clp_transfer

@@ -1,0 +1,139 @@
+// How the new rows are made: the method, the weighting and how they run, interpreted once from
+// the command line (commands/transfer.cpp reads it), and the one rule that refuses an option
+// the chosen method or weighting does not read, before any work.
+#pragma once
+
+#include <clp/weights.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "errors.hpp"
+#include "execution_arguments.hpp"
+#include "library_names.hpp"
+#include "similarity_choice.hpp"
+
+namespace clp_transfer {
+
+/// CLP-Transfer itself, or one of the paper's two baselines.
+enum class transfer_method {
+  clp,             ///< copy the overlapping rows, synthesise the others from the helper
+  overlap_random,  ///< copy the overlapping rows, draw the others (transfer without a helper)
+  random,          ///< draw every row (a fresh start)
+};
+
+/// The method named on the command line; throws naming --method for any other name.
+inline transfer_method parse_method(const std::string& name) {
+  if (name == "clp") return transfer_method::clp;
+  if (name == "overlap-random") return transfer_method::overlap_random;
+  if (name == "random") return transfer_method::random;
+  throw clp::invalid_argument(option_facts("--method"), "must be clp, overlap-random or random, not '" + name + "'");
+}
+
+/// The method's command-line name.
+inline const char* method_name(transfer_method method) {
+  switch (method) {
+    case transfer_method::clp:
+      return "clp";
+    case transfer_method::overlap_random:
+      return "overlap-random";
+    case transfer_method::random:
+      break;
+  }
+  return "random";
+}
+
+/// The weighting the program uses unless told otherwise, the library's clp::default_weighting:
+/// the least-squares map with top-k row norms (docs/weighting.md gives the rule and the
+/// measurement that chose it).
+inline constexpr const char* default_weighting = "least-squares";
+
+/// The weighting policy and the options it came from (which the report repeats).
+struct weighting_choice {
+  std::string name = default_weighting;
+  Index k = 10;
+  float temperature = 0.1f;
+  /// least-squares only: --lambda, relative to the overlap's mean Gram eigenvalue; nullopt:
+  /// chosen by generalised cross-validation.
+  std::optional<double> lambda;
+  /// least-squares only: --row-norms, "top-k" (each row's norm from its top-k row, with k) or
+  /// "map" (the map's own).
+  std::string row_norms = "top-k";
+  clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
+};
+
+/// --weighting, --k (nullopt: not given, each policy's own default), --temperature and --lambda;
+/// throws clp::invalid_argument naming the option for an unknown name, k < 1, a temperature that
+/// is not positive or a lambda that is not finite (the library's check, in the options' names).
+inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
+                                        std::optional<double> lambda = std::nullopt,
+                                        const std::string& row_norms = "top-k") {
+  const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
+  const error_origins options = error_origins()
+                                    .add("name", option_facts("--weighting"))
+                                    .add("weighting", option_facts("--weighting"))
+                                    .add("k", option_facts("--k"))
+                                    .add("temperature", option_facts("--temperature"))
+                                    .add("lambda", option_facts("--lambda"));
+  if (row_norms != "map" && row_norms != "top-k")
+    throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
+  weighting_choice choice{name,        used_k,
+                          temperature, lambda,
+                          row_norms,   options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
+  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy))
+    map->norm_neighbours = row_norms == "top-k" ? used_k : 0;
+  return choice;
+}
+
+/// Which of the options that depend on the method or the weighting were given on the command line.
+struct given_options {
+  bool weighting = false, k = false, temperature = false, lambda = false, row_norms = false, seed = false;
+  bool similarity = false;  ///< --similarity-product float32 or bf16 (auto fits every weighting)
+};
+
+/// The one rule for options that do not apply: an option given on the command line that the
+/// chosen method and weighting do not read is refused, naming the option and why, before any
+/// work. --weighting, --k, --temperature, --lambda, --row-norms and --similarity-product are
+/// read by --method clp alone, --seed by the other methods alone; --k by top-k, softmax, omp and
+/// least-squares with --row-norms top-k; --temperature by softmax; --lambda and --row-norms by
+/// least-squares; --similarity-product by the weightings that form neighbour lists (top-k,
+/// softmax, least-squares with --row-norms top-k).
+inline void refuse_unread_options(transfer_method method, const weighting_choice& weighting,
+                                  const given_options& given) {
+  const auto refuse = [](const char* option, const std::string& why) {
+    throw clp::invalid_argument(option_facts(option), "does not apply " + why);
+  };
+  if (method != transfer_method::clp) {
+    const std::string why = std::string("to --method ") + method_name(method) + " (it reads no weighting)";
+    if (given.weighting) refuse("--weighting", why);
+    if (given.k) refuse("--k", why);
+    if (given.temperature) refuse("--temperature", why);
+    if (given.lambda) refuse("--lambda", why);
+    if (given.row_norms) refuse("--row-norms", why);
+    if (given.similarity) refuse("--similarity-product", why);
+    return;
+  }
+  if (given.seed) refuse("--seed", "to --method clp (it draws nothing)");
+  const std::string& name = weighting.name;
+  const bool map = name == "least-squares", top_k_norms = map && weighting.row_norms == "top-k";
+  const bool neighbour_lists = name == "top-k" || name == "softmax" || top_k_norms;
+  const std::string why = "to --weighting " + name + (map ? " --row-norms " + weighting.row_norms : "");
+  if (given.k && !(neighbour_lists || name == "omp")) refuse("--k", why);
+  if (given.temperature && name != "softmax") refuse("--temperature", why);
+  if (given.lambda && !map) refuse("--lambda", why);
+  if (given.row_norms && !map) refuse("--row-norms", why);
+  if (given.similarity && !neighbour_lists) refuse("--similarity-product", why + " (it forms no neighbour lists)");
+}
+
+/// How the new rows are made: what synthesise reads, whichever command asks for them.
+struct synthesis_choice {
+  transfer_method method = transfer_method::clp;
+  weighting_choice weighting;                                   ///< read by transfer_method::clp alone
+  similarity_choice similarity = similarity_choice::automatic;  ///< --similarity-product
+  std::uint64_t seed = 0;                                       ///< --seed: the baselines' draws
+  execution_arguments execution;                                ///< --threads, --tile-mb
+};
+
+}  // namespace clp_transfer

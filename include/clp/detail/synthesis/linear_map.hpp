@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal, synthesis: the least-squares map from the helper's space to a source's, fitted on
+// the overlap (weighting_input::linear_map, least_squares_map). With H_o the overlap's raw
+// helper rows and A_o a source's overlapping rows,
+//     W = (H_o^T H_o + lambda I)^-1 H_o^T A_o,     e_t = h_t W,
+// which is eq. 3 with the weights w_t = h_t (H_o^T H_o + lambda I)^-1 H_o^T, never formed.
+//
+// One pass over the overlap, panel by panel in panel order, sums the d_helper x d_helper Gram
+// matrix G = H_o^T H_o and, per source, B = H_o^T A_o, in double. G is factorised once,
+// G = V diag(s) V^T; per source C = V^T B, and for every lambda
+//     W = V diag(1 / (s + lambda)) C,
+//     RSS(lambda) = ||A_o||^2 - sum_i ||C_i||^2 / s_i * (1 - (lambda / (s_i + lambda))^2),
+//     df(lambda)  = sum_i s_i / (s_i + lambda),
+//     GCV(lambda) = n RSS / (n - df)^2          (Golub, Heath & Wahba 1979),
+// so choosing lambda per source over a log grid costs O(d_helper) per grid point. Every
+// product is split into fixed column chunks, one task each, and summed in panel order: the
+// map's bits do not depend on the thread count.
+#include <clp/detail/internal_header_check.hpp>
+
+#include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/scratch_buffer.hpp>
+#include <clp/detail/kernels/tiling.hpp>
+#include <clp/detail/matrices/rows.hpp>
+#include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/row_outcomes.hpp>
+#include <clp/detail/synthesis/synthesis_inputs.hpp>
+#include <clp/element_type.hpp>
+#include <clp/error.hpp>
+#include <clp/matrix_view.hpp>
+#include <clp/parallel.hpp>
+#include <clp/vocabulary_overlap.hpp>
+#include <clp/weights.hpp>
+
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clp::detail {
+
+/// Columns per task in the map's products.
+inline constexpr Index map_chunk_cols = 64;
+/// An eigenvalue of G at or below this share of the largest counts as zero.
+inline constexpr double map_rank_tolerance = 1e-10;
+/// The grid GCV searches: lambda = 10^(e / 4) * trace(G) / d_helper for e in [first, last].
+inline constexpr int map_grid_first = -24, map_grid_last = 8;
+
+using double_matrix = Eigen::MatrixXd;  // column-major: middleCols are contiguous
+
+/// What one pass over the overlap sums: G, and per source B, ||A_o||^2 and A_o's column sums.
+struct overlap_moments {
+  double_matrix gram;
+  std::vector<double_matrix> cross;
+  std::vector<double> sum_squares;
+  std::vector<Eigen::VectorXd> column_sums;
+};
+
+/// target += left^T right, column chunk by column chunk, one task each.
+inline void add_transposed_product(double_matrix& target, const double_matrix& left, const double_matrix& right,
+                                   int threads) {
+  parallel_for(ceil_div(right.cols(), map_chunk_cols), threads, [&](Index chunk, int) {
+    const Index c0 = chunk * map_chunk_cols;
+    const Index cn = std::min(map_chunk_cols, right.cols() - c0);
+    target.middleCols(c0, cn).noalias() += left.transpose() * right.middleCols(c0, cn);
+  });
+}
+
+/// G, B, ||A_o||^2 and the column sums, panel by panel of the overlap.
+inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pairs,
+                                           const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
+                                           int threads) {
+  const Index n = overlap.size(), d_helper = helper.cols();
+  overlap_moments moments;
+  moments.gram = double_matrix::Zero(d_helper, d_helper);
+  for (const source_output& pair : pairs) {
+    moments.cross.push_back(double_matrix::Zero(d_helper, pair.source.cols()));
+    moments.sum_squares.push_back(0.0);
+    moments.column_sums.push_back(Eigen::VectorXd::Zero(pair.source.cols()));
+  }
+  std::vector<float> rows;
+  double_matrix h, a;
+  for (Index p0 = 0; p0 < n; p0 += panel_rows) {
+    const Index pn = std::min(panel_rows, n - p0);
+    rows.resize(std::size_t(pn * d_helper));
+    gather_rows(helper, overlap.target_ids.data() + p0, pn, rows.data());
+    h = const_matrix_map(rows.data(), pn, d_helper).cast<double>();
+    add_transposed_product(moments.gram, h, h, threads);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const Index d = pairs[p].source.cols();
+      rows.resize(std::size_t(pn * d));
+      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, rows.data());
+      a = const_matrix_map(rows.data(), pn, d).cast<double>();
+      add_transposed_product(moments.cross[p], h, a, threads);
+      moments.sum_squares[p] += a.squaredNorm();
+      moments.column_sums[p] += a.colwise().sum().transpose();
+    }
+  }
+  return moments;
+}
+
+/// `left` = `whole` less `part` (moments of an overlap less those of some of its entries): the
+/// moments of the entries left, in `left`'s memory when it has the sizes already.
+inline void moments_without(overlap_moments& left, const overlap_moments& whole, const overlap_moments& part) {
+  left.gram = whole.gram - part.gram;
+  left.cross.resize(whole.cross.size());
+  left.sum_squares.resize(whole.sum_squares.size());
+  left.column_sums.resize(whole.column_sums.size());
+  for (std::size_t p = 0; p < whole.cross.size(); ++p) {
+    left.cross[p] = whole.cross[p] - part.cross[p];
+    left.sum_squares[p] = whole.sum_squares[p] - part.sum_squares[p];
+    left.column_sums[p] = whole.column_sums[p] - part.column_sums[p];
+  }
+}
+
+/// G's eigendecomposition and the scale lambda is relative to.
+struct gram_factors {
+  Eigen::VectorXd eigenvalues;  ///< ascending, negatives (round-off) set to 0
+  double_matrix eigenvectors;
+  double mean_eigenvalue = 0;  ///< trace(G) / d_helper
+  Index rank = 0;
+};
+
+inline gram_factors factorise_gram(const double_matrix& gram) {
+  const Eigen::SelfAdjointEigenSolver<double_matrix> solver(gram);
+  gram_factors f;
+  f.eigenvalues = solver.eigenvalues().cwiseMax(0.0);
+  f.eigenvectors = solver.eigenvectors();
+  f.mean_eigenvalue = f.eigenvalues.sum() / double(gram.rows());
+  const double floor = map_rank_tolerance * f.eigenvalues.maxCoeff();
+  for (Index i = 0; i < f.eigenvalues.size(); ++i) f.rank += f.eigenvalues[i] > floor;
+  return f;
+}
+
+/// RSS and df at lambda, from the eigenvalues and each component's energy ||C_i||^2.
+inline void residual_and_df(const gram_factors& f, const Eigen::VectorXd& energy, double sum_squares, double lambda,
+                            double& rss, double& df) {
+  const double floor = map_rank_tolerance * f.eigenvalues.maxCoeff();
+  double explained = 0;
+  df = 0;
+  for (Index i = 0; i < f.eigenvalues.size(); ++i) {
+    const double s = f.eigenvalues[i];
+    if (!(s > floor)) continue;  // C_i is round-off there: no signal to fit
+    const double shrink = lambda / (s + lambda);
+    explained += energy[i] / s * (1 - shrink * shrink);
+    df += s / (s + lambda);
+  }
+  rss = std::max(0.0, sum_squares - explained);
+}
+
+/// The lambda of the grid with the least GCV (ties: the larger lambda).
+inline double choose_lambda(const gram_factors& f, const Eigen::VectorXd& energy, double sum_squares, Index n) {
+  double best = -1, best_score = std::numeric_limits<double>::infinity();
+  for (int e = map_grid_first; e <= map_grid_last; ++e) {
+    const double lambda = std::pow(10.0, e / 4.0) * f.mean_eigenvalue;
+    double rss = 0, df = 0;
+    residual_and_df(f, energy, sum_squares, lambda, rss, df);
+    const double free = double(n) - df;
+    if (!(free > 0)) continue;
+    const double score = double(n) * rss / (free * free);
+    if (score <= best_score) best = lambda, best_score = score;
+  }
+  return best < 0 ? std::pow(10.0, map_grid_last / 4.0) * f.mean_eigenvalue : best;
+}
+
+/// Source p's map W into `into` (row-major float d_helper x d), and what the fit came to.
+inline least_squares_fit fit_one_map(const gram_factors& f, const overlap_moments& m, std::size_t p, Index n,
+                                     double relative_lambda, float* into, int threads) {
+  const double_matrix& cross = m.cross[p];
+  const Index d = cross.cols();
+  double_matrix projected(f.eigenvectors.cols(), d);  // C = V^T B
+  add_transposed_product(projected.setZero(), f.eigenvectors, cross, threads);
+  const Eigen::VectorXd energy = projected.rowwise().squaredNorm();
+  least_squares_fit fit;
+  fit.automatic = relative_lambda < 0;
+  fit.lambda = fit.automatic ? choose_lambda(f, energy, m.sum_squares[p], n) : relative_lambda * f.mean_eigenvalue;
+  fit.relative_lambda = fit.lambda / f.mean_eigenvalue;
+  fit.rank = f.rank;
+  double rss = 0;
+  residual_and_df(f, energy, m.sum_squares[p], fit.lambda, rss, fit.degrees_of_freedom);
+  const double total = m.sum_squares[p] - m.column_sums[p].squaredNorm() / double(n);
+  fit.r_squared = total > 0 ? 1 - rss / total : (rss > 0 ? 0.0 : 1.0);
+  const double floor = map_rank_tolerance * f.eigenvalues.maxCoeff();
+  Eigen::VectorXd inverse(f.eigenvalues.size());
+  for (Index i = 0; i < inverse.size(); ++i) {
+    const double s = f.eigenvalues[i] + fit.lambda;
+    inverse[i] = fit.lambda == 0 && !(f.eigenvalues[i] > floor) ? 0.0 : 1.0 / s;
+  }
+  const double_matrix scaled = inverse.asDiagonal() * projected;
+  parallel_for(ceil_div(d, map_chunk_cols), threads, [&](Index chunk, int) {
+    const Index c0 = chunk * map_chunk_cols;
+    const Index cn = std::min(map_chunk_cols, d - c0);
+    strided_map(into + c0, f.eigenvectors.rows(), cn, Eigen::OuterStride<>(d)) =
+        (f.eigenvectors * scaled.middleCols(c0, cn)).cast<float>();
+  });
+  return fit;
+}
+
+/// Every source's map, into the panels' projections, from the overlap's moments (or `given`,
+/// the same moments summed another way: an evaluation's kept overlap as the whole less the
+/// held-out rows); refuses lambda = 0 on a singular G and a helper whose overlapping rows are all
+/// zero before anything is written.
+inline std::vector<least_squares_fit> fit_linear_maps(std::vector<scratch_buffer<float>>& maps,
+                                                      const std::vector<source_output>& pairs,
+                                                      const matrix_view<const void>& helper,
+                                                      const vocabulary_overlap& overlap, double relative_lambda,
+                                                      int threads, const char* context,
+                                                      const overlap_moments* given = nullptr) {
+  if (!std::isfinite(relative_lambda))
+    throw invalid_argument(error_facts::in(context).with_argument("lambda"),
+                           "must be finite (negative: chosen by GCV)");
+  std::optional<overlap_moments> own;
+  if (given == nullptr) own = sum_overlap_moments(pairs, helper, overlap, threads);
+  const overlap_moments& moments = given ? *given : *own;
+  const gram_factors factors = factorise_gram(moments.gram);
+  if (!(factors.mean_eigenvalue > 0))
+    throw invalid_argument(error_facts::in(context).with_argument("helper"),
+                           "has only zero rows among the overlapping tokens: no map can be fitted");
+  if (relative_lambda == 0 && factors.rank < helper.cols())
+    throw invalid_argument(error_facts::in(context).with_argument("lambda"),
+                           "is 0 but the overlap's helper Gram matrix H_o^T H_o is singular (rank " +
+                               std::to_string(factors.rank) + " of " + std::to_string(helper.cols()) +
+                               "): use a positive lambda, or a negative one to choose it by GCV");
+  std::vector<least_squares_fit> fits;
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    float* const into = maps[p].reserve(std::size_t(helper.cols() * pairs[p].source.cols()));
+    fits.push_back(fit_one_map(factors, moments, p, overlap.size(), relative_lambda, into, threads));
+  }
+  return fits;
+}
+
+/// A block's row scales for the map: each row's output is ||h_t|| times its normalised query
+/// times W. A map forms no weights, so a row counts as using the whole overlap.
+inline void weigh_by_query_norms(const block_context& context, block_rows rows, const block_buffers& buffers) {
+  std::vector<float> row(std::size_t(context.plan.d_helper));
+  for (Index i = 0; i < rows.m; ++i) {
+    const Index position = rows.row0 + i;
+    load_row(context.helper, context.rows.missing[std::size_t(position)], row.data());
+    buffers.scale[i] = static_cast<float>(row_norm(row.data(), context.plan.d_helper));
+    context.outcomes.effective_neighbours[std::size_t(position)] = double(context.plan.n_overlap);
+  }
+}
+
+/// A map has no weights to sum, so an inflated row is judged by its output instead: more than
+/// this many times the median norm of the overlapping source rows (the program's warning line).
+inline constexpr double map_inflated_norm_ratio = 4;
+
+}  // namespace clp::detail
