@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
                                         std::to_string(clp::version_minor) + "." + std::to_string(clp::version_patch));
   namespace program = clp_transfer;
   const std::vector<program::command> commands = {program::transfer_command(app), program::overlap_command(app),
-                                                  program::similarity_command(app), program::evaluate_command(app)};
+                                                  program::similarity_command(app), program::evaluate_command(app),
+                                                  program::verify_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

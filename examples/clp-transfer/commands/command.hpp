@@ -27,6 +27,7 @@ command transfer_command(CLI::App& app);
 command overlap_command(CLI::App& app);
 command similarity_command(CLI::App& app);
 command evaluate_command(CLI::App& app);
+command verify_command(CLI::App& app);
 
 /// --threads and --tile-mb, as `transfer` and `similarity` both take them.
 /// @param[in]  tile_help  what --tile-mb bounds, in the command's words

@@ -5,7 +5,9 @@
 // cosine sums, inflated rows) come from one pass over the missing rows shared by every weighting
 // (clp::synthesize_each) and are shown beside. It recommends the program's default weighting
 // unless another that inflates no row leads it by more than the splits' spread
-// (weighting_scores/recommendation.hpp).
+// (weighting_scores/recommendation.hpp). Under --undertrained synthesise, shared tokens whose source
+// rows look under-trained are left out of the overlap (transfer/undertrained.hpp): out of the
+// splits and every fit, and among the missing rows, as a transfer would synthesise them.
 #include <clp/evaluate.hpp>
 #include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
@@ -30,6 +32,9 @@
 #include "similarity_choice.hpp"
 #include "transfer/model_pair.hpp"
 #include "transfer/read_models.hpp"
+#include "transfer/undertrained.hpp"
+#include "transfer/undertrained_choice.hpp"
+#include "transfer/undertrained_report.hpp"
 #include "weighting_scores/candidates.hpp"
 #include "weighting_scores/recommendation.hpp"
 
@@ -49,7 +54,15 @@ struct scoring_options {
   std::string weightings;  // --weightings; not given: default_candidates()
   CLI::Option* weightings_option = nullptr;
   std::string similarity = "auto";
+  std::string undertrained = undertrained_name(default_undertrained);
   bool json = false;
+};
+
+/// The models as evaluated, and the screen that chose their overlap.
+struct evaluated_models {
+  loaded_models models;  ///< matching.overlap: without the flagged rows' pairs under synthesise
+  undertrained_screen screen;
+  Index shared = 0;  ///< the matched overlap's pairs, before the screen
 };
 
 /// The source's first column as a 1-column view of the same memory: the weights of a cosine
@@ -152,10 +165,13 @@ std::vector<weighting_score> score(const std::vector<weighting_candidate>& list,
 }
 
 void print_text(const std::vector<weighting_score>& sorted, const recommendation& best, const scoring_options& options,
-                const loaded_models& models, const std::string& product, double seconds) {
-  const vocabulary_overlap& overlap = models.matching.overlap;
+                const evaluated_models& evaluated, const std::string& product, double seconds) {
+  const vocabulary_overlap& overlap = evaluated.models.matching.overlap;
   std::printf("held out %.0f%% of %td overlapping tokens (%d splits); %td missing rows\n", 100 * options.held_out,
               overlap.size(), options.splits, Index(overlap.missing_ids.size()));
+  if (!evaluated.screen.flagged.empty())  // the shared tokens' count above is the screened one
+    std::printf("under-trained: %s\n",
+                undertrained_summary(evaluated.screen, evaluated.shared, "--json to list them").c_str());
   std::printf("%-20s %14s %10s %10s %14s %9s\n", "weighting", "cosine", "rel. L2", "norm ratio", "negative sums",
               "inflated");
   for (const weighting_score& o : sorted)
@@ -172,7 +188,8 @@ void print_text(const std::vector<weighting_score>& sorted, const recommendation
 }
 
 void print_json(const std::vector<weighting_score>& sorted, const recommendation& best, const scoring_options& options,
-                const loaded_models& models, const std::string& product, double seconds) {
+                const evaluated_models& evaluated, const std::string& product, double seconds) {
+  const loaded_models& models = evaluated.models;
   nlohmann::ordered_json out, rows = nlohmann::ordered_json::array();
   out["source"] = options.pair.source.string();
   out["helper"] = options.pair.helper.string();
@@ -180,6 +197,7 @@ void print_json(const std::vector<weighting_score>& sorted, const recommendation
   out["missing"] = models.matching.overlap.missing_ids.size();
   out["held_out_share"] = options.held_out;
   out["splits"] = options.splits;
+  out["undertrained"] = undertrained_json(evaluated.screen);
   for (const weighting_score& o : sorted) {
     nlohmann::ordered_json row{{"weighting", o.weighting->name},
                                {"k", o.weighting->k ? nlohmann::ordered_json(*o.weighting->k) : nullptr},
@@ -208,7 +226,8 @@ void print_json(const std::vector<weighting_score>& sorted, const recommendation
           : nlohmann::ordered_json(nullptr);
   out["missing_rows_similarity_product"] = product;
   out["seconds"] = seconds;
-  std::printf("%s\n", out.dump(2).c_str());
+  // A token's text need not be UTF-8 (a vocabulary may hold any bytes): such bytes become U+FFFD.
+  std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 /// --similarity-product for the pass over the real missing rows: the transfer's choice, which
@@ -227,16 +246,22 @@ std::shared_ptr<const clp::similarity_product> missing_rows_product(const std::s
   return make_similarity_product(choice);
 }
 
-/// The models read, refused when they share fewer than 2 tokens.
-loaded_models read_evaluated_models(scoring_options& options) {
+/// The models read and screened (--undertrained), refused when they share fewer than 2 tokens
+/// whose source rows are kept.
+evaluated_models read_evaluated_models(scoring_options& options, undertrained_mode mode) {
   options.pair.matching = parse_match(options.match, options.match_option->count() > 0);
-  loaded_models models = read_models(options.pair);
-  if (models.matching.overlap.size() < 2)
+  evaluated_models evaluated{read_models(options.pair), {}, 0};
+  loaded_models& models = evaluated.models;
+  evaluated.shared = models.matching.overlap.size();
+  evaluated.screen = screen_undertrained(models.source, models.matching.overlap, mode, options.execution.threads);
+  models.matching.overlap = screened_overlap(models.matching.overlap, evaluated.screen);
+  const Index kept = models.matching.overlap.size();
+  if (kept < 2)
     throw clp::invalid_argument(clp::error_facts{}.with_file(options.pair.source.string()),
-                                "and " + options.pair.helper.string() + " share " +
-                                    std::to_string(models.matching.overlap.size()) +
-                                    " token(s): at least 2 are needed to hold one out and synthesise it from the rest");
-  return models;
+                                "and " + options.pair.helper.string() + " share " + std::to_string(kept) + " token(s)" +
+                                    (kept < evaluated.shared ? " not flagged as under-trained" : "") +
+                                    ": at least 2 are needed to hold one out and synthesise it from the rest");
+  return evaluated;
 }
 
 void score_weightings(scoring_options& options) {
@@ -245,6 +270,7 @@ void score_weightings(scoring_options& options) {
     throw clp::invalid_argument(option_facts("--held-out"), "must be between 0 and 1 (exclusive)");
   if (options.splits < 1) throw clp::invalid_argument(option_facts("--splits"), "must be at least 1");
   options.execution.check();
+  const undertrained_mode undertrained = parse_undertrained(options.undertrained);
   const std::vector<weighting_candidate> list =
       options.weightings_option->count() > 0 ? parse_candidates(options.weightings) : default_candidates();
   clp::synthesis_options missing_rows;
@@ -252,7 +278,8 @@ void score_weightings(scoring_options& options) {
   missing_rows.product = missing_rows_product(options.similarity, list);
   progress_reporter progress(options.quiet);
   progress.begin("read");
-  const loaded_models models = read_evaluated_models(options);
+  const evaluated_models evaluated = read_evaluated_models(options, undertrained);  // with the screen
+  const loaded_models& models = evaluated.models;
   progress.end();
   error_origins origins;
   origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
@@ -269,9 +296,9 @@ void score_weightings(scoring_options& options) {
   const recommendation best = recommend(scores);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (options.json)
-    print_json(scores, best, options, models, product, seconds);
+    print_json(scores, best, options, evaluated, product, seconds);
   else
-    print_text(scores, best, options, models, product, seconds);
+    print_text(scores, best, options, evaluated, product, seconds);
 }
 
 }  // namespace
@@ -300,6 +327,7 @@ command evaluate_command(CLI::App& app) {
                    "auto | float32 | bf16: the real missing rows' cosines, as transfer forms them; bf16 serves only "
                    "when paper, paper-guarded and omp are not scored (they read whole cosine rows)")
       ->capture_default_str();
+  command->add_option("--undertrained", options->undertrained, undertrained_help)->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
   command->add_flag("--quiet", options->quiet, "Print errors only (no progress on stderr)");
   return {command, [options] { score_weightings(*options); }};

@@ -24,6 +24,7 @@ struct transfer_options {
   output_target target;
   bool quiet = false;
   std::string method = "clp", weighting = default_weighting, match = "bytes", similarity = "auto", row_norms = "top-k";
+  std::string undertrained = undertrained_name(default_undertrained);
   Index k = 10;
   float temperature = 0.1f;
   double lambda = -1;
@@ -34,6 +35,7 @@ struct transfer_options {
   CLI::Option* temperature_option = nullptr;
   CLI::Option* row_norms_option = nullptr;
   CLI::Option* seed_option = nullptr;
+  CLI::Option* undertrained_option = nullptr;
 
   /// Interprets the names into `pair.matching` and `synthesis`. A bad value is refused like a
   /// bad input (status 1), in the words of the check.
@@ -44,6 +46,7 @@ struct transfer_options {
                         lambda_option->count() ? std::optional<double>(lambda) : std::nullopt, row_norms);
     pair.matching = parse_match(match, match_option->count() > 0);
     synthesis.similarity = parse_similarity_choice(similarity);
+    synthesis.undertrained = parse_undertrained(undertrained);
     given_options given;
     given.weighting = weighting_option->count() > 0;
     given.k = k_option->count() > 0;
@@ -52,6 +55,7 @@ struct transfer_options {
     given.row_norms = row_norms_option->count() > 0;
     given.seed = seed_option->count() > 0;
     given.similarity = synthesis.similarity != similarity_choice::automatic;
+    given.undertrained = undertrained_option->count() > 0;
     refuse_unread_options(synthesis.method, synthesis.weighting, given);
   }
 };
@@ -107,6 +111,8 @@ void add_method_options(CLI::App& command, transfer_options& options) {
                   "row norms) in bf16 where the CPU has avx512_bf16 or AMX and oneDNN is built in, their candidates "
                   "rescored in float32 (auto), or float32 throughout")
       ->capture_default_str();
+  options.undertrained_option =
+      command.add_option("--undertrained", options.undertrained, undertrained_help)->capture_default_str();
 }
 
 void add_output_flags(CLI::App& command, transfer_options& options) {

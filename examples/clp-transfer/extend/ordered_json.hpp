@@ -102,7 +102,7 @@ class ordered_builder : public nlohmann::json_sax<nlohmann::ordered_json> {
 /// `text` parsed as an ordered_json, in time linear in its size.
 /// @param[in] text    JSON text
 /// @param[in] origin  its file, for messages
-/// @throws clp::malformed_file naming `origin` when it is not JSON, or an object holds a key twice
+/// @throws io::malformed_file naming `origin` when it is not JSON, or an object holds a key twice
 inline nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& origin) {
   detail::ordered_builder builder(origin);
   nlohmann::ordered_json::sax_parse(text, &builder);

@@ -107,7 +107,7 @@ void check_model_options(const Json& model, const std::string& origin) {
 /// The BPE model of the tokenizer.json `tokenizer`.
 /// @param[in] tokenizer  a parsed tokenizer.json (nlohmann::json or ordered_json)
 /// @param[in] origin     its file, for messages
-/// @throws clp::malformed_file for an impossible model, clp::invalid_argument for one extend
+/// @throws io::malformed_file for an impossible model, clp::invalid_argument for one extend
 ///         does not support (see the file's comment and read_text_rules)
 template <class Json>
 bpe_model read_bpe_model(const Json& tokenizer, const std::string& origin) {

@@ -1,5 +1,5 @@
 // How the extend modules refuse what they are given: a tokenizer that says something impossible
-// is an io::malformed_file (an error of the file layer), one that is well formed but uses what extend does not support (or a
+// is an io::malformed_file (the file layer's), one that is well formed but uses what extend does not support (or a
 // choice of tokens that cannot be met) a clp::invalid_argument. Each names `origin`, the file or
 // option the caller read the value from, so that the message is the one line "<origin>: ...".
 #pragma once

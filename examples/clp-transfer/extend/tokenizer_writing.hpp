@@ -63,7 +63,7 @@ inline void append_tokens(nlohmann::ordered_json& vocab, const bpe_extension& ex
 /// @param[in] document   the source's tokenizer.json as parsed, the one `extension` was built from
 /// @param[in] extension  the extension
 /// @param[in] origin     the source file's name, for messages
-/// @throws clp::malformed_file when `document` is not the one the extension was built from (its
+/// @throws io::malformed_file when `document` is not the one the extension was built from (its
 ///         merge count differs, or it holds a new token already)
 inline nlohmann::ordered_json extended_tokenizer_json(nlohmann::ordered_json document, const bpe_extension& extension,
                                                       const std::string& origin) {
@@ -104,7 +104,7 @@ inline nlohmann::ordered_json extended_vocab_json(nlohmann::ordered_json vocab, 
 ///                       merge a line
 /// @param[in] extension  the extension
 /// @param[in] origin     that file's name, for messages
-/// @throws clp::malformed_file when its merge count is not the source model's
+/// @throws io::malformed_file when its merge count is not the source model's
 inline std::string extended_merges_txt(std::string text, const bpe_extension& extension, const std::string& origin) {
   std::size_t merges = 0;
   for (std::size_t from = 0; from < text.size();) {

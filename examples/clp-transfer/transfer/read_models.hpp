@@ -45,6 +45,8 @@ struct loaded_model {
   /// The source's tensors transferred with the embedding's weights (untied head, per-token
   /// biases, --transfer-tensor), each #rows by its values per token, in its own dtype.
   std::vector<transferred_tensor> transferred;
+  /// The source's untied output head (one of `transferred`); nullopt when tied or absent.
+  std::optional<std::string> head_name;
 };
 
 struct loaded_models {
@@ -206,8 +208,12 @@ inline loaded_models read_models(const model_pair& pair) {
   detail::require_ids_fit(source, source_embedding);
   detail::require_ids_fit(helper, helper_embedding);
   token_matching matched = matching.get();  // before the models move: the matching reads them
-  return {{std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred)},
-          {std::move(helper), names.helper, std::move(helper_embedding), {}, {}},
+  std::optional<std::string> head;
+  for (const transferred_tensor& t : transferred)
+    if (names.head && t.entry.name == *names.head) head = t.entry.name;
+  return {{std::move(source), names.source, std::move(source_embedding), std::move(plan), std::move(transferred),
+           std::move(head)},
+          {std::move(helper), names.helper, std::move(helper_embedding), {}, {}, {}},
           std::move(matched)};
 }
 

@@ -18,6 +18,8 @@
 #include "transfer/read_models.hpp"
 #include "transfer/synthesis_choice.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/undertrained.hpp"
+#include "transfer/undertrained_report.hpp"
 #include "transfer/vocabulary_layout.hpp"
 
 namespace clp_transfer {
@@ -30,6 +32,7 @@ struct phase_seconds {
 struct transfer_outcome {
   const loaded_models& models;                ///< the folders read, their matching and tensor plan
   const synthesis_choice& synthesis;          ///< the method and weighting that made the rows
+  const undertrained_screen& undertrained;    ///< the shared rows flagged, and what became of them
   const synthesised_embeddings& synthesised;  ///< the output matrices' shapes and the synthesis report
   const transferred_config& config;           ///< what became of config.json's token ids
   const std::filesystem::path& output;        ///< the output folder
@@ -92,6 +95,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["overlap_share_of_target"] = overlap.share_of_target();
   json["missing"] = outcome.missing();
   json["matching"] = matching_json(outcome.models.matching);
+  json["undertrained"] = undertrained_json(outcome.undertrained);
   json["padding_rows"] = report.padding_rows;  // of the missing rows; not in the counts below
   json["degenerate_rows"] = report.degenerate_rows();
   json["zero_norm_rows"] = report.zero_norm_rows;
@@ -116,7 +120,8 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
   const std::filesystem::path partial = report_file.string() + ".partial";
-  io::write_file_atomically(partial, json.dump(2) + "\n");
+  // A token's text need not be UTF-8 (a vocabulary may hold any bytes): such bytes become U+FFFD.
+  io::write_file_atomically(partial, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return partial;
 }
 
@@ -131,8 +136,8 @@ inline void print_similarity_product(const clp::synthesis_report& report) {
                double(report.rescored_candidates) / double(report.rescored_rows));
 }
 
-/// The summary on stderr.
-inline void print_summary(const transfer_outcome& outcome) {
+/// The summary on stderr; `report_file`, when not empty, is where the JSON report went.
+inline void print_summary(const transfer_outcome& outcome, const std::filesystem::path& report_file) {
   const vocabulary_overlap& overlap = outcome.overlap();
   const clp::synthesis_report& report = outcome.report();
   const embedding_matrix& source = outcome.models.source.embedding;
@@ -153,6 +158,10 @@ inline void print_summary(const transfer_outcome& outcome) {
                overlap.size(), 100 * overlap.share_of_source(), 100 * overlap.share_of_target(), outcome.missing(),
                how.c_str());
   print_matching_summary(outcome.models.matching);
+  const std::string undertrained =
+      undertrained_summary(outcome.undertrained, overlap.size(),
+                           report_file.empty() ? "--report to list them" : "listed in " + report_file.string());
+  if (!undertrained.empty()) std::fprintf(stderr, "  under-trained      %s\n", undertrained.c_str());
   if (report.padding_rows > 0)
     std::fprintf(stderr, "  padding rows       %td of them (no token names them; not counted below)\n",
                  report.padding_rows);

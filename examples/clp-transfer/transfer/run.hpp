@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 #include "io/output_folder.hpp"
 #include "library_names.hpp"
@@ -17,6 +18,7 @@
 #include "transfer/report.hpp"
 #include "transfer/synthesis_choice.hpp"
 #include "transfer/synthesise.hpp"
+#include "transfer/undertrained.hpp"
 #include "transfer/weights_output.hpp"
 #include "transfer/write_output.hpp"
 
@@ -35,9 +37,14 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   target.check({pair.source, pair.helper});
   synthesis.execution.check();
 
-  // read -> synthesise (the weights stream out meanwhile) -> write -> report -> commit -> summary
+  // read (and screen) -> synthesise (the weights stream out meanwhile) -> write -> report -> commit -> summary
   progress.begin("read");
   const loaded_models models = read_models(pair);
+  // The screen belongs to the read: it decides which rows the synthesis copies.
+  const std::optional<undertrained_mode> mode =
+      synthesis.method == transfer_method::random ? std::nullopt : std::optional(synthesis.undertrained);
+  const undertrained_screen screen =
+      screen_undertrained(models.source, models.matching.overlap, mode, synthesis.execution.threads);
   const transferred_config config = helper_vocabulary_config(models);
   const output_vocabulary vocabulary = helper_vocabulary(models, config);
   seconds.read = progress.end();
@@ -47,7 +54,7 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   progress.begin("synthesize");
   const bool durable = target.durable();
   io::staging_directory staging(target.folder);
-  const vocabulary_overlap& overlap = models.matching.overlap;
+  const vocabulary_overlap overlap = screened_overlap(models.matching.overlap, screen);
   synthesised_embeddings synthesised = allocate_outputs(models.source, overlap.target_rows());
   weights_output weights(staging.path(), durable, models.source, synthesised);
   synthesise(models.source, models.helper.embedding, overlap, synthesis, progress, synthesised,
@@ -59,9 +66,9 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   seconds.write = progress.end();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
-  const transfer_outcome outcome{models, synthesis, synthesised, config, target.folder, seconds};
+  const transfer_outcome outcome{models, synthesis, screen, synthesised, config, target.folder, seconds};
   commit_output(staging, durable, target, write_partial_report(outcome, target.report));
-  if (!quiet) print_summary(outcome);
+  if (!quiet) print_summary(outcome, target.report);
 }
 
 }  // namespace clp_transfer

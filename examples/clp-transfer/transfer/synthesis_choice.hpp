@@ -14,6 +14,7 @@
 #include "execution_arguments.hpp"
 #include "library_names.hpp"
 #include "similarity_choice.hpp"
+#include "transfer/undertrained_choice.hpp"
 
 namespace clp_transfer {
 
@@ -91,6 +92,7 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
 struct given_options {
   bool weighting = false, k = false, temperature = false, lambda = false, row_norms = false, seed = false;
   bool similarity = false;  ///< --similarity-product float32 or bf16 (auto fits every weighting)
+  bool undertrained = false;
 };
 
 /// The one rule for options that do not apply: an option given on the command line that the
@@ -99,12 +101,15 @@ struct given_options {
 /// read by --method clp alone, --seed by the other methods alone; --k by top-k, softmax, omp and
 /// least-squares with --row-norms top-k; --temperature by softmax; --lambda and --row-norms by
 /// least-squares; --similarity-product by the weightings that form neighbour lists (top-k,
-/// softmax, least-squares with --row-norms top-k).
+/// softmax, least-squares with --row-norms top-k); --undertrained by the methods that copy the
+/// shared rows (clp, overlap-random: a flagged row is drawn like a missing one), not by random.
 inline void refuse_unread_options(transfer_method method, const weighting_choice& weighting,
                                   const given_options& given) {
   const auto refuse = [](const char* option, const std::string& why) {
     throw clp::invalid_argument(option_facts(option), "does not apply " + why);
   };
+  if (given.undertrained && method == transfer_method::random)
+    refuse("--undertrained", "to --method random (it copies no row)");
   if (method != transfer_method::clp) {
     const std::string why = std::string("to --method ") + method_name(method) + " (it reads no weighting)";
     if (given.weighting) refuse("--weighting", why);
@@ -133,6 +138,7 @@ struct synthesis_choice {
   weighting_choice weighting;                                   ///< read by transfer_method::clp alone
   similarity_choice similarity = similarity_choice::automatic;  ///< --similarity-product
   std::uint64_t seed = 0;                                       ///< --seed: the baselines' draws
+  undertrained_mode undertrained = default_undertrained;        ///< --undertrained; random copies nothing
   execution_arguments execution;                                ///< --threads, --tile-mb
 };
 

@@ -189,9 +189,9 @@ TEST_CASE("extend: a metaspace source gains non-ASCII characters as symbols, nev
 
 TEST_CASE("extend: a first free id the source uses is refused, naming the argument") {
   const auto refused =
-      clp_test::refusal_of([] { extend_bpe(read_bpe_model(byte_level_source(false), "s.json"), {"abcd"}, 9); });
+      clp_test::file_refusal_of([] { extend_bpe(read_bpe_model(byte_level_source(false), "s.json"), {"abcd"}, 9); });
   REQUIRE(refused.has_value());
-  CHECK(refused->kind == clp::error_kind::invalid_argument);
+  CHECK(refused->kind == clp_test::kind_name(clp::error_kind::invalid_argument));
   CHECK(refused->facts.argument == "first_free");
   CHECK(refused->message.find("the first unused is 10") != std::string::npos);
 }
@@ -209,7 +209,7 @@ TEST_CASE("extend tokens: all missing, the first N, or a list, in the helper's o
   listed.listed = {"xy", "x"};
   CHECK(choose_tokens(helper, source, listed) == std::vector<std::string>{"xy", "x"});
   const auto message = [&](const token_request& request) {
-    const auto refused = clp_test::refusal_of([&] { choose_tokens(helper, source, request); });
+    const auto refused = clp_test::file_refusal_of([&] { choose_tokens(helper, source, request); });
     return refused ? refused->message : std::string("no refusal");
   };
   first.count = 0;
@@ -294,7 +294,7 @@ TEST_CASE("extend writing: parse_ordered_json reads what nlohmann's parser reads
     return refused ? refused->message : std::string("no refusal");
   };
   CHECK(message(R"({"a": {"x": 1, "x": 2}})") == "t.json: holds the key \"x\" twice in one object");
-  CHECK(message(R"({"a": [1, 2})").rfind("t.json: line 1 column 12: not valid JSON: syntax error", 0) == 0);
+  CHECK(message(R"({"a": [1, 2})").rfind("t.json: line 1 column 12: not valid JSON: ", 0) == 0);
   nlohmann::ordered_json object = {{"b", 1}};
   append_key(object, "a", 2);
   CHECK(object.dump() == R"({"b":1,"a":2})");
