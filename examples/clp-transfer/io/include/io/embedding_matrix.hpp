@@ -118,20 +118,7 @@ class page_buffer {
 };
 
 /// The library's element type of a safetensors dtype; nullopt for a dtype that is not one.
-inline std::optional<clp::element_type> element_type_of(io::dtype dtype) {
-  switch (dtype) {
-    case io::dtype::f32:
-      return clp::element_type::float32;
-    case io::dtype::f64:
-      return clp::element_type::float64;
-    case io::dtype::f16:
-      return clp::element_type::float16;
-    case io::dtype::bf16:
-      return clp::element_type::bfloat16;
-    default:
-      return std::nullopt;
-  }
-}
+std::optional<clp::element_type> element_type_of(io::dtype dtype);
 
 /// A 2-D matrix of a checkpoint (an input, mapped) or of the output (in memory), in its own dtype.
 class embedding_matrix {
@@ -205,7 +192,8 @@ class embedding_matrix {
       : dtype_(dtype), rows_(rows), cols_(cols), file_(std::move(file)), tensor_(std::move(tensor)) {
     const auto type = element_type_of(dtype);
     if (!type)
-      throw io::malformed_file(file_, "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)", tensor_);
+      throw io::malformed_file(file_, "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)",
+                               tensor_);
     type_ = *type;
   }
   static embedding_matrix map(const io::located_tensor& found, Index rows, Index cols);
@@ -221,71 +209,14 @@ class embedding_matrix {
   bool writable_ = false;
 };
 
-inline embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name) {
-  const io::located_tensor found = weights.locate(name);
-  if (found.tensor.shape.size() != 2)
-    io::malformed(found.file.path(), "has shape " + io::format_shape(found.tensor.shape) + ", not [rows, cols]", name);
-  return map(found, found.tensor.shape[0], found.tensor.shape[1]);
-}
-
-inline embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name, Index rows,
-                                               Index cols) {
-  const io::located_tensor found = weights.locate(name);
-  std::int64_t count = 1;
-  for (std::int64_t d : found.tensor.shape) count *= d;
-  if (count != rows * cols)
-    io::malformed(found.file.path(),
-                  "has shape " + io::format_shape(found.tensor.shape) + ", not " + std::to_string(rows) + " x " +
-                      std::to_string(cols) + " values",
-                  name);
-  return map(found, rows, cols);
-}
-
 /// The bytes mapped, or read into memory when they are not aligned for the element type (the
 /// format allows it).
-inline embedding_matrix embedding_matrix::map(const io::located_tensor& found, Index rows, Index cols) {
-  const io::tensor_entry& tensor = found.tensor;
-  embedding_matrix m(tensor.dtype, rows, cols, found.file.path(), tensor.name);
-  if (tensor.byte_size > 0 && tensor.offset % clp::element_size(m.type_) == 0) {
-    m.mapping_ = found.file.map(tensor);
-    m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
-  } else {
-    m.memory_ = page_buffer(tensor.byte_size);
-    m.data_ = m.memory_.data();
-    found.file.read(tensor, m.data_, tensor.byte_size);
-  }
-  return m;
-}
-
-inline void embedding_matrix::release_pages(std::size_t offset, std::size_t size) {
-  if (!writable_) throw std::logic_error(description() + " is read-only");
-#ifdef __linux__
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto start = reinterpret_cast<std::uintptr_t>(data_) + offset;
-  const std::uintptr_t begin = (start + page - 1) / page * page, end = (start + size) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-#else
-  (void)offset;
-  (void)size;
-#endif
-}
 
 /// Throws clp::non_finite_input naming the file, tensor, row and column of the first NaN or
 /// infinite element of `m` among rows `rows` (in their order), screened in parallel.
-inline void require_finite(const embedding_matrix& m, const std::vector<Index>& rows, int threads = 0) {
-  if (const auto at = clp::find_non_finite(m.view(), rows, threads)) {
-    clp::error_facts facts = m.origin();
-    facts.row = at->row;
-    facts.column = at->column;
-    throw clp::non_finite_input(std::move(facts));
-  }
-}
+void require_finite(const embedding_matrix& m, const std::vector<Index>& rows, int threads = 0);
 
 /// The same over every row of `m`.
-inline void require_finite(const embedding_matrix& m, int threads = 0) {
-  std::vector<Index> all(static_cast<std::size_t>(m.rows()));
-  for (Index r = 0; r < m.rows(); ++r) all[static_cast<std::size_t>(r)] = r;
-  require_finite(m, all, threads);
-}
+void require_finite(const embedding_matrix& m, int threads = 0);
 
 }  // namespace clp_transfer

@@ -1,0 +1,82 @@
+#include "io/embedding_matrix.hpp"
+
+namespace clp_transfer {
+
+std::optional<clp::element_type> element_type_of(io::dtype dtype) {
+  switch (dtype) {
+    case io::dtype::f32:
+      return clp::element_type::float32;
+    case io::dtype::f64:
+      return clp::element_type::float64;
+    case io::dtype::f16:
+      return clp::element_type::float16;
+    case io::dtype::bf16:
+      return clp::element_type::bfloat16;
+    default:
+      return std::nullopt;
+  }
+}
+
+embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name) {
+  const io::located_tensor found = weights.locate(name);
+  if (found.tensor.shape.size() != 2)
+    io::malformed(found.file.path(), "has shape " + io::format_shape(found.tensor.shape) + ", not [rows, cols]", name);
+  return map(found, found.tensor.shape[0], found.tensor.shape[1]);
+}
+
+embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name, Index rows,
+                                        Index cols) {
+  const io::located_tensor found = weights.locate(name);
+  std::int64_t count = 1;
+  for (std::int64_t d : found.tensor.shape) count *= d;
+  if (count != rows * cols)
+    io::malformed(found.file.path(),
+                  "has shape " + io::format_shape(found.tensor.shape) + ", not " + std::to_string(rows) + " x " +
+                      std::to_string(cols) + " values",
+                  name);
+  return map(found, rows, cols);
+}
+
+embedding_matrix embedding_matrix::map(const io::located_tensor& found, Index rows, Index cols) {
+  const io::tensor_entry& tensor = found.tensor;
+  embedding_matrix m(tensor.dtype, rows, cols, found.file.path(), tensor.name);
+  if (tensor.byte_size > 0 && tensor.offset % clp::element_size(m.type_) == 0) {
+    m.mapping_ = found.file.map(tensor);
+    m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
+  } else {
+    m.memory_ = page_buffer(tensor.byte_size);
+    m.data_ = m.memory_.data();
+    found.file.read(tensor, m.data_, tensor.byte_size);
+  }
+  return m;
+}
+
+void embedding_matrix::release_pages(std::size_t offset, std::size_t size) {
+  if (!writable_) throw std::logic_error(description() + " is read-only");
+#ifdef __linux__
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<std::uintptr_t>(data_) + offset;
+  const std::uintptr_t begin = (start + page - 1) / page * page, end = (start + size) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)offset;
+  (void)size;
+#endif
+}
+
+void require_finite(const embedding_matrix& m, const std::vector<Index>& rows, int threads) {
+  if (const auto at = clp::find_non_finite(m.view(), rows, threads)) {
+    clp::error_facts facts = m.origin();
+    facts.row = at->row;
+    facts.column = at->column;
+    throw clp::non_finite_input(std::move(facts));
+  }
+}
+
+void require_finite(const embedding_matrix& m, int threads) {
+  std::vector<Index> all(static_cast<std::size_t>(m.rows()));
+  for (Index r = 0; r < m.rows(); ++r) all[static_cast<std::size_t>(r)] = r;
+  require_finite(m, all, threads);
+}
+
+}  // namespace clp_transfer
