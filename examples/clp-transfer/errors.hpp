@@ -3,14 +3,23 @@
 // each came from (a file and a tensor, a tokenizer file, an option such as --k) and says that
 // instead, keeping the error's kind, row, column and problem. So a NaN the library finds in
 // 'helper' row 5 is reported as "helper/model.safetensors: tensor "wte.weight" row 5 column 2 is
-// NaN or infinite", without screening the matrices again after the fact.
+// NaN or infinite", without screening the matrices again after the fact. The mapping is total:
+// no library context ("clp::synthesize_rows") reaches the user, and error_line turns whatever a
+// command throws into the one line main prints.
 #pragma once
 
 #include <clp/error.hpp>
 
+#include <exception>
+#include <filesystem>
 #include <map>
+#include <new>
 #include <string>
 #include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "io/errors.hpp"
 #include "library_names.hpp"
 
 namespace clp_transfer {
@@ -52,8 +61,9 @@ class error_origins {
   }
 
   /// Throws `e` in the program's words: its argument replaced by where it came from (row and
-  /// column kept), or, when it names no argument and no file, the call's context; as it is
-  /// otherwise.
+  /// column kept); otherwise the call's context in place of the library function's name, so
+  /// that an argument no origin names reads "a.json and b.json: 'output' has 3 rows", and
+  /// without a context "'output' has 3 rows". The kind and the problem are kept.
   [[noreturn]] void rethrow(const clp::error& e) const {
     clp::error_facts facts = e.facts();
     const auto origin = origins_.find(facts.argument);
@@ -63,11 +73,15 @@ class error_origins {
       facts.file = where.file;
       facts.tensor = where.tensor;
       facts.argument = where.argument;
-    } else if (facts.file.empty() && facts.argument.empty() && !otherwise_.empty()) {
+    } else if (facts.file.empty() || is_library_context(facts.context)) {
       facts.context = otherwise_;
     }
     throw_error(e.kind(), std::move(facts), e.problem());
   }
+
+  /// Whether `context` is a name of the library's ("clp::synthesize_rows"), which means nothing
+  /// to a user of the program.
+  static bool is_library_context(const std::string& context) { return context.find("::") != std::string::npos; }
 
   /// Runs `call` (a library call), rethrowing its clp::errors in the program's words.
   template <class Call>
@@ -83,5 +97,24 @@ class error_origins {
   std::map<std::string, clp::error_facts> origins_;
   std::string otherwise_;
 };
+
+/// The one line the program prints for `e`, whatever threw it, after "clp-transfer: error: ":
+/// a clp::error as it is, but with a library context that slipped past every error_origins left
+/// out; a file-system error as "PATH: reason"; a JSON error without the library's code; memory
+/// that ran out with what to try. Never a C++ name or a library's internal code.
+inline std::string error_line(const std::exception& e) {
+  if (const auto* library = dynamic_cast<const clp::error*>(&e)) {
+    clp::error_facts facts = library->facts();
+    if (!error_origins::is_library_context(facts.context)) return library->what();
+    facts.context.clear();
+    return clp::error::message(facts, library->problem());
+  }
+  if (const auto* system = dynamic_cast<const std::filesystem::filesystem_error*>(&e))
+    return clp::error::message(clp::error_facts{}.with_file(system->path1().string()), system->code().message());
+  if (const auto* json = dynamic_cast<const nlohmann::json::exception*>(&e)) return io::json_reason(json->what());
+  if (dynamic_cast<const std::bad_alloc*>(&e))
+    return "out of memory (a smaller --tile-mb or fewer --threads need less; docs/performance.md sizes a run)";
+  return clp::error::message({}, e.what());
+}
 
 }  // namespace clp_transfer

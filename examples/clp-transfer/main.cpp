@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands/command.hpp"
+#include "errors.hpp"
 
 #ifdef CLP_HAVE_BLAS
 // Each worker thread of the library runs its own single-threaded product; OpenBLAS's own
@@ -39,6 +40,19 @@ void configure_process() {
 #endif
 }
 
+/// CLI11's message for a usage error; for a first word that names no command, which CLI11 reports
+/// only as "A subcommand is required", that word and the commands there are.
+std::string usage_error(const CLI::ParseError& e, int argc, char** argv,
+                        const std::vector<clp_transfer::command>& commands) {
+  if (argc < 2 || argv[1][0] == '-') return e.what();
+  std::string names;
+  for (const clp_transfer::command& command : commands) {
+    if (command.app->get_name() == argv[1]) return e.what();
+    names += (names.empty() ? "" : ", ") + command.app->get_name();
+  }
+  return "unknown command '" + std::string(argv[1]) + "'; one of " + names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,7 +75,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Usage errors are one line too, with the usual exit status of a usage error.
-    std::fprintf(stderr, "clp-transfer: error: %s (see clp-transfer --help)\n", e.what());
+    std::fprintf(stderr, "clp-transfer: error: %s (see clp-transfer --help)\n",
+                 usage_error(e, argc, argv, commands).c_str());
     return 2;
   }
   try {
@@ -69,7 +84,8 @@ int main(int argc, char** argv) {
       if (command.app->parsed()) command.run();
   } catch (const std::exception& e) {
     // On a terminal, first clear a progress bar the error may have interrupted.
-    std::fprintf(stderr, "%sclp-transfer: error: %s\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "", e.what());
+    std::fprintf(stderr, "%sclp-transfer: error: %s\n", ::isatty(STDERR_FILENO) ? "\r\033[K" : "",
+                 program::error_line(e).c_str());
     return 1;
   }
   return 0;

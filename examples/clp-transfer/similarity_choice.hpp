@@ -38,7 +38,7 @@ inline std::string bf16_unavailable_reason() {
 #ifdef CLP_HAVE_ONEDNN
   return onednn_bf16_unavailable_reason();
 #else
-  return "this clp-transfer was built without oneDNN (Debian: libdnnl-dev)";
+  return "this clp-transfer was built without oneDNN (install Debian's libdnnl-dev and build it again)";
 #endif
 }
 
@@ -48,7 +48,9 @@ inline std::shared_ptr<const clp::similarity_product> make_similarity_product(si
   const std::string why_not = bf16_unavailable_reason();
   if (!why_not.empty()) {
     if (choice == similarity_choice::bf16)
-      throw clp::invalid_argument(option_facts("--similarity-product"), "bf16 cannot run: " + why_not);
+      throw clp::invalid_argument(
+          option_facts("--similarity-product"),
+          "bf16 cannot run: " + why_not + "; use auto (bf16 where it runs, else float32) or float32");
     return nullptr;
   }
 #ifdef CLP_HAVE_ONEDNN

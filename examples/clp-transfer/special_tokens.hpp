@@ -60,8 +60,9 @@ struct role_token {
 struct special_tokens {
   /// Indexed by token_role; nullopt where no file names a token of the vocabulary.
   std::array<std::optional<role_token>, 4> by_role;
-  /// One line each: declarations that were ignored (not in the vocabulary, of an unexpected
-  /// shape) and model files whose ids disagree with the tokenizer's choice. For warnings.
+  /// One line each, starting with the path of the file it is about: declarations that were
+  /// ignored (not in the vocabulary, of an unexpected shape) and model files whose ids disagree
+  /// with the tokenizer's choice. For warnings.
   std::vector<std::string> notes;
 
   const std::optional<role_token>& operator[](token_role role) const { return by_role[static_cast<std::size_t>(role)]; }
@@ -71,10 +72,11 @@ namespace detail {
 
 /// One file's declaration of a role's token: by string (tokenizer files) or by id (model files).
 struct role_declaration {
-  std::string declared_by;
+  std::string declared_by;  // "tokenizer_config.json eos_token"
   std::optional<std::string> token;
   std::optional<std::int64_t> id;
   std::vector<std::int64_t> all_ids;  // model files: every id listed (eos_token_id may be a list)
+  std::string file, key;              // the file's path and the key, for notes
 };
 
 /// The file `name` of `files` when it is a JSON object; one that is not is noted and ignored.
@@ -89,7 +91,7 @@ inline const nlohmann::ordered_json* object_of(const model_json_files& files,
 
 /// The token a tokenizer file names under `key`: a string, or an AddedToken object
 /// {"content": ...}. Null says "none"; any other shape is noted and ignored.
-inline std::optional<std::string> named_token(const nlohmann::ordered_json& file, const char* file_name,
+inline std::optional<std::string> named_token(const nlohmann::ordered_json& file, const std::string& file_name,
                                               const std::string& key, std::vector<std::string>& notes) {
   const auto it = file.find(key);
   if (it == file.end() || it->is_null()) return std::nullopt;
@@ -98,13 +100,13 @@ inline std::optional<std::string> named_token(const nlohmann::ordered_json& file
     const auto content = it->find("content");
     if (content != it->end() && content->is_string()) return content->get<std::string>();
   }
-  notes.push_back(std::string(file_name) + ": " + key + " is " + it->dump() + ", not a token; ignored");
+  notes.push_back(file_name + ": " + key + " is " + it->dump() + ", not a token; ignored");
   return std::nullopt;
 }
 
 /// The ids a model file gives under `key`: one integer, or a non-empty list of them (the
 /// first is the role's token). Null says "none"; any other shape is noted and ignored.
-inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, const char* file_name,
+inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, const std::string& file_name,
                                            const std::string& key, std::vector<std::string>& notes) {
   const auto it = file.find(key);
   if (it == file.end() || it->is_null()) return {};
@@ -119,8 +121,7 @@ inline std::vector<std::int64_t> named_ids(const nlohmann::ordered_json& file, c
       }
       ids.push_back(*id);
     }
-  if (ids.empty())
-    notes.push_back(std::string(file_name) + ": " + key + " is " + it->dump() + ", not a token id; ignored");
+  if (ids.empty()) notes.push_back(file_name + ": " + key + " is " + it->dump() + ", not a token id; ignored");
   return ids;
 }
 
@@ -140,13 +141,16 @@ inline std::array<std::vector<role_declaration>, 4> role_declarations(const mode
     const std::string id_key = token_key + "_id";
     const auto by_token = [&](const nlohmann::ordered_json* file, const char* name) {
       if (!file) return;
-      if (auto token = named_token(*file, name, token_key, notes))
-        list.push_back({std::string(name) + " " + token_key, std::move(token), std::nullopt, {}});
+      const std::string path = files.path(name).string();
+      if (auto token = named_token(*file, path, token_key, notes))
+        list.push_back({std::string(name) + " " + token_key, std::move(token), std::nullopt, {}, path, token_key});
     };
     const auto by_id = [&](const nlohmann::ordered_json* file, const char* name) {
       if (!file) return;
-      auto ids = named_ids(*file, name, id_key, notes);
-      if (!ids.empty()) list.push_back({std::string(name) + " " + id_key, std::nullopt, ids.front(), std::move(ids)});
+      const std::string path = files.path(name).string();
+      auto ids = named_ids(*file, path, id_key, notes);
+      if (!ids.empty())
+        list.push_back({std::string(name) + " " + id_key, std::nullopt, ids.front(), std::move(ids), path, id_key});
     };
     if (map_first) by_token(special_map, "special_tokens_map.json");
     by_token(tokenizer_config, "tokenizer_config.json");
@@ -180,13 +184,13 @@ inline std::optional<role_token> first_in_vocabulary(
     if (declaration.token) {
       const auto it = vocabulary.ids.find(*declaration.token);
       if (it != vocabulary.ids.end()) return role_token{*declaration.token, it->second, declaration.declared_by};
-      notes.push_back(declaration.declared_by + " names " + io::quoted_name(*declaration.token) +
+      notes.push_back(declaration.file + ": " + declaration.key + " names " + io::quoted_name(*declaration.token) +
                       ", which is not in the vocabulary; ignored");
       continue;
     }
     if (const std::string* token = token_of_id.at(*declaration.id))
       return role_token{*token, *declaration.id, declaration.declared_by};
-    notes.push_back(declaration.declared_by + " is " + std::to_string(*declaration.id) +
+    notes.push_back(declaration.file + ": " + declaration.key + " is " + std::to_string(*declaration.id) +
                     ", which names no token of the vocabulary; ignored");
   }
   return std::nullopt;
@@ -223,9 +227,10 @@ inline special_tokens read_special_tokens(const model_json_files& files, const i
     for (const auto& declaration : list)
       if (declaration.id &&
           std::find(declaration.all_ids.begin(), declaration.all_ids.end(), chosen->id) == declaration.all_ids.end())
-        result.notes.push_back(std::string(role_name(role)) + ": " + chosen->declared_by + " names " +
-                               io::quoted_name(chosen->token) + " (" + std::to_string(chosen->id) + "), but " +
-                               declaration.declared_by + " is " + nlohmann::json(declaration.all_ids).dump());
+        result.notes.push_back(declaration.file + ": " + declaration.key + " is " +
+                               nlohmann::json(declaration.all_ids).dump() + ", without the " + role_name(role) +
+                               " token " + io::quoted_name(chosen->token) + " (" + std::to_string(chosen->id) +
+                               ") that " + chosen->declared_by + " names");
   }
   return result;
 }

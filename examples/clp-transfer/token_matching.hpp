@@ -194,8 +194,8 @@ inline token_matching match_models(const hf_checkpoint& source, const hf_checkpo
                                     " target tokens); only special tokens match, by role");
   }
   matching.roles = roles;
-  for (const std::string& note : source_roles.notes) matching.warnings.push_back("source " + note);
-  for (const std::string& note : helper_roles.notes) matching.warnings.push_back("helper " + note);
+  for (const special_tokens* roles : {&source_roles, &helper_roles})
+    matching.warnings.insert(matching.warnings.end(), roles->notes.begin(), roles->notes.end());
   return matching;
 }
 
@@ -265,10 +265,14 @@ inline void print_matching_warnings(const token_matching& matching) {
 }
 
 /// The summary's lines on the matching: the counts by kind, then the special tokens by role.
+/// A count that cannot be anything but zero is left out: by bytes when the match was exact, by
+/// role when no role paired two different tokens.
 inline void print_matching_summary(const token_matching& matching) {
   const match_counts counts = counts_of(matching.overlap);
-  std::fprintf(stderr, "  matched            %td exactly, %td by bytes, %td by role (--match %s", counts.exact,
-               counts.bytes, counts.roles, match_name(matching.asked));
+  std::string kinds = std::to_string(counts.exact) + " exactly";
+  if (matching.used == clp::token_match::bytes) kinds += ", " + std::to_string(counts.bytes) + " by bytes";
+  if (counts.roles > 0) kinds += ", " + std::to_string(counts.roles) + " by role";
+  std::fprintf(stderr, "  matched            %s (--match %s", kinds.c_str(), match_name(matching.asked));
   if (matching.used != matching.asked) std::fprintf(stderr, ", matched exactly: a spelling is unknown");
   std::fprintf(stderr, "; source %s, helper %s)\n", spelling_description(matching.source_spelling).c_str(),
                spelling_description(matching.helper_spelling).c_str());

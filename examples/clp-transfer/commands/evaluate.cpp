@@ -283,6 +283,7 @@ void score_weightings(scoring_options& options) {
   progress.end();
   error_origins origins;
   origins.add("source", models.source.embedding.origin()).add("helper", models.helper.embedding.origin());
+  origins.otherwise(models.source.embedding.origin().file + " and " + models.helper.embedding.origin().file);
   // The splits' Gram matrix and map moments over the whole overlap serve the missing rows' pass too.
   const auto cache = std::make_shared<clp::overlap_cache>();
   missing_rows.cache = cache;

@@ -110,8 +110,11 @@ void run_similarity(const similarity_arguments& args) {
     const clp::matrix_view<const void> v = e.view();
     return clp::matrix_view<const void>(v.data(), v.type(), rows, v.cols(), v.outer_stride(), v.order());
   };
-  const error_origins origins =
-      error_origins().add("a", ea.origin()).add("b", eb.origin()).add("k", option_facts("--k"));
+  const error_origins origins = error_origins()
+                                    .add("a", ea.origin())
+                                    .add("b", eb.origin())
+                                    .add("k", option_facts("--k"))
+                                    .otherwise(args.a.string() + " and " + args.b.string());
   const clp::knn_overlap_result result = origins.run([&] {
     return clp::knn_overlap(tokens_only(ea), tokens_only(eb), token_sample(rows, args.sample, args.seed), options);
   });

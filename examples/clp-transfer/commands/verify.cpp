@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/command.hpp"
+#include "errors.hpp"
 #include "verify/finding.hpp"
 #include "verify/verify_folder.hpp"
 
@@ -47,7 +48,7 @@ void run_verify(const verify_options& options) {
   try {
     findings = verify::verify_folder(options.folder, options.names);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "clp-transfer: error: %s\n", e.what());
+    std::fprintf(stderr, "clp-transfer: error: %s\n", error_line(e).c_str());
     std::exit(2);
   }
   print_findings(options, findings);

@@ -48,6 +48,79 @@ struct transfer_outcome {
   }
 };
 
+/// Which of the synthesis report's diagnostics mean something for the weighting that ran: the
+/// summary and the JSON report show these and leave the others out (the baselines, which weigh
+/// nothing, show none).
+struct weighting_diagnostics {
+  /// Rows whose largest cosine is not positive: every weighting that reads cosines, which all
+  /// do but least-squares with the map's own row norms.
+  bool no_positive_cosine = false;
+  /// Rows whose cosine sum is negative: the weightings that divide by that sum, paper (the
+  /// row's weights flip sign) and paper-guarded (the row falls back to the mean).
+  bool negative_sums = false;
+  /// Inflated rows: weights whose absolute values add up to more than 2 (paper, paper-guarded,
+  /// omp), or a row norm over 4x the median source row's (least-squares). The convex weightings
+  /// cannot inflate a row.
+  bool inflated = false;
+  /// The effective number of neighbours: every weighting but least-squares, whose every row
+  /// weighs the whole overlap.
+  bool effective_neighbours = false;
+  /// The similarity product that formed the neighbour lists (forms_neighbour_lists).
+  bool similarity_product = false;
+};
+
+/// The diagnostics of `weighting`.
+inline weighting_diagnostics diagnostics_of(const weighting_choice& weighting) {
+  const std::string& name = weighting.name;
+  const bool map = name == "least-squares", paper = name == "paper" || name == "paper-guarded";
+  weighting_diagnostics shown;
+  shown.no_positive_cosine = !(map && weighting.row_norms == "map");
+  shown.negative_sums = paper;
+  shown.inflated = paper || name == "omp" || map;
+  shown.effective_neighbours = !map;
+  shown.similarity_product = forms_neighbour_lists(weighting);
+  return shown;
+}
+
+/// The weighting as the user chose it, with only the options it reads, each as given
+/// (--temperature 0.1 is written 0.1); null for the baselines, which weigh nothing.
+inline nlohmann::ordered_json weighting_json(const synthesis_choice& synthesis) {
+  if (synthesis.method != transfer_method::clp) return nullptr;
+  const weighting_choice& weighting = synthesis.weighting;
+  nlohmann::ordered_json json{{"name", weighting.name}};
+  if (reads_k(weighting)) json["k"] = weighting.k;
+  if (weighting.name == "softmax") json["temperature"] = std::stod(shortest_text(weighting.temperature));
+  if (weighting.name == "least-squares") {
+    json["row_norms"] = weighting.row_norms;
+    if (weighting.lambda) json["lambda"] = *weighting.lambda;
+  }
+  return json;
+}
+
+/// The diagnostics of a clp synthesis that apply to its weighting (diagnostics_of), into `json`.
+inline void add_diagnostics(nlohmann::ordered_json& json, const clp::synthesis_report& report,
+                            const weighting_choice& weighting) {
+  const weighting_diagnostics shown = diagnostics_of(weighting);
+  json["degenerate_rows"] = report.degenerate_rows();
+  json["zero_norm_rows"] = report.zero_norm_rows;
+  json["fallback_rows"] = report.fallback_rows;
+  if (shown.no_positive_cosine) json["no_positive_cosine_rows"] = report.no_positive_rows;
+  if (shown.inflated) json["inflated_rows"] = report.inflated_rows;
+  // Rows whose helper cosines add up to a negative sum: as published, their weights flip sign.
+  if (shown.negative_sums) json["negative_sum_rows"] = report.negative_sum_rows;
+  if (shown.similarity_product)
+    json["similarity_product"] = {{"ran", report.similarity_product},
+                                  {"rescored_rows", report.rescored_rows},
+                                  {"rescored_candidates", report.rescored_candidates}};
+  if (shown.effective_neighbours)
+    json["effective_neighbours"] = {{"min", report.effective_neighbours_min},
+                                    {"median", report.effective_neighbours_median},
+                                    {"max", report.effective_neighbours_max}};
+  json["max_output_row_norm"] = report.max_output_row_norm;
+  json["median_output_row_norm"] = report.median_output_row_norm;
+  json["median_source_row_norm"] = report.median_source_row_norm;
+}
+
 /// least-squares: each map's fit (the embedding's first, then each transferred tensor's) and
 /// the embedding's held-out check.
 inline nlohmann::ordered_json least_squares_json(const clp::synthesis_report& report,
@@ -78,14 +151,13 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   if (report_file.empty()) return {};
   const vocabulary_overlap& overlap = outcome.overlap();
   const clp::synthesis_report& report = outcome.report();
-  const weighting_choice& weighting = outcome.synthesis.weighting;
   nlohmann::ordered_json json;
   json["source"] = outcome.models.source.checkpoint.folder.string();
   json["helper"] = outcome.models.helper.checkpoint.folder.string();
   json["output"] = outcome.output.string();
   json["method"] = method_name(outcome.synthesis.method);
-  json["weighting"] = {{"name", weighting.name}, {"k", weighting.k}, {"temperature", weighting.temperature}};
-  if (weighting.name == "least-squares") json["weighting"]["row_norms"] = weighting.row_norms;
+  json["weighting"] = weighting_json(outcome.synthesis);
+  if (outcome.synthesis.method != transfer_method::clp) json["seed"] = outcome.synthesis.seed;
   if (!report.maps.empty()) json["least_squares"] = least_squares_json(report, outcome.synthesised.held_out);
   json["source_vocab_size"] = overlap.source_vocab_size;
   json["target_vocab_size"] = overlap.target_vocab_size;
@@ -97,26 +169,11 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["matching"] = matching_json(outcome.models.matching);
   json["undertrained"] = undertrained_json(outcome.undertrained);
   json["padding_rows"] = report.padding_rows;  // of the missing rows; not in the counts below
-  json["degenerate_rows"] = report.degenerate_rows();
-  json["zero_norm_rows"] = report.zero_norm_rows;
-  json["fallback_rows"] = report.fallback_rows;
-  json["no_positive_cosine_rows"] = report.no_positive_rows;
-  json["inflated_rows"] = report.inflated_rows;
-  // Rows whose helper cosines add up to a negative sum: as published, their weights flip sign.
-  json["negative_sum_rows"] = report.negative_sum_rows;
-  json["similarity_product"] = {{"ran", report.similarity_product},
-                                {"rescored_rows", report.rescored_rows},
-                                {"rescored_candidates", report.rescored_candidates}};
-  json["effective_neighbours"] = {{"min", report.effective_neighbours_min},
-                                  {"median", report.effective_neighbours_median},
-                                  {"max", report.effective_neighbours_max}};
-  json["max_output_row_norm"] = report.max_output_row_norm;
-  json["median_output_row_norm"] = report.median_output_row_norm;
-  json["median_source_row_norm"] = report.median_source_row_norm;
+  if (outcome.synthesis.method == transfer_method::clp) add_diagnostics(json, report, outcome.synthesis.weighting);
   const loaded_model& source = outcome.models.source;
   json["vocabulary_tensors"] = vocabulary_tensors_json(source.plan, outcome.output_rows());
   json["config_token_ids"] = config_token_ids_json(outcome.config);
-  json["warnings"] = layout_warnings(source.plan, outcome.config);
+  json["warnings"] = layout_warnings(source.plan, outcome.config, source.checkpoint.config_file());
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
   const std::filesystem::path partial = report_file.string() + ".partial";
@@ -134,6 +191,23 @@ inline void print_similarity_product(const clp::synthesis_report& report) {
   std::fprintf(stderr, "  similarity product %s; %td candidates rescored in float32 over %td rows (%.1f a row)\n",
                report.similarity_product.c_str(), report.rescored_candidates, report.rescored_rows,
                double(report.rescored_candidates) / double(report.rescored_rows));
+}
+
+/// The summary's lines on the diagnostics `shown` of a clp synthesis.
+inline void print_diagnostics(const clp::synthesis_report& report, const weighting_diagnostics& shown) {
+  std::fprintf(stderr, "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n",
+               report.degenerate_rows(), report.zero_norm_rows, report.fallback_rows);
+  std::string checks;
+  const auto add = [&checks](const std::string& part) { checks += (checks.empty() ? "" : "; ") + part; };
+  if (shown.no_positive_cosine) add("no positive cosine " + std::to_string(report.no_positive_rows));
+  if (shown.negative_sums) add("negative cosine sum " + std::to_string(report.negative_sum_rows));
+  if (shown.inflated) add("inflated " + std::to_string(report.inflated_rows));
+  if (!checks.empty()) std::fprintf(stderr, "  rows               %s\n", checks.c_str());
+  if (shown.effective_neighbours)
+    std::fprintf(stderr, "  neighbours         effective 1/sum(w^2): min %.1f, median %.1f, max %.1f\n",
+                 report.effective_neighbours_min, report.effective_neighbours_median, report.effective_neighbours_max);
+  std::fprintf(stderr, "  row norms          largest synthesised %.3g, median source %.3g\n",
+               report.max_output_row_norm, report.median_source_row_norm);
 }
 
 /// The summary on stderr; `report_file`, when not empty, is where the JSON report went.
@@ -165,16 +239,7 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
   if (report.padding_rows > 0)
     std::fprintf(stderr, "  padding rows       %td of them (no token names them; not counted below)\n",
                  report.padding_rows);
-  if (clp)
-    std::fprintf(stderr,
-                 "  fallback rows      %td (zero-norm helper rows %td, no usable weights %td)\n"
-                 "  no positive cosine %td rows; inflated %td rows; negative cosine sum %td rows\n"
-                 "  neighbours         effective 1/sum(w^2): min %.1f, median %.1f, max %.1f\n"
-                 "  row norms          largest synthesised %.3g, median source %.3g\n",
-                 report.degenerate_rows(), report.zero_norm_rows, report.fallback_rows, report.no_positive_rows,
-                 report.inflated_rows, report.negative_sum_rows, report.effective_neighbours_min,
-                 report.effective_neighbours_median, report.effective_neighbours_max, report.max_output_row_norm,
-                 report.median_source_row_norm);
+  if (clp) print_diagnostics(report, diagnostics_of(outcome.synthesis.weighting));
   if (clp && !report.maps.empty()) {
     const clp::least_squares_fit& fit = report.maps.front();
     std::fprintf(stderr, "  least-squares map  lambda %.3g x the mean Gram eigenvalue (%s), R^2 on the overlap %.3f",
@@ -187,7 +252,7 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
     if (t.role == vocabulary_role::tied_copy || t.role == vocabulary_role::transferred)
       std::fprintf(stderr, "  %-18s %s %s %s: %s\n", role_name(t.role), t.name.c_str(),
                    detail::shape_text(t.output_shape(target.rows())).c_str(), t.dtype.c_str(), t.reason.c_str());
-  if (clp) print_similarity_product(report);
+  if (clp && diagnostics_of(outcome.synthesis.weighting).similarity_product) print_similarity_product(report);
   const phase_seconds& s = outcome.seconds;
   std::fprintf(stderr, "  seconds            read %.2f, synthesize %.2f, write %.2f, total %.2f\n", s.read,
                s.synthesize, s.write, s.total);
@@ -196,7 +261,8 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
                  "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "
                  "row norm (%.3g); try --weighting clamped, top-k or sparsemax\n",
                  report.max_output_row_norm, report.median_source_row_norm);
-  for (const std::string& warning : layout_warnings(outcome.models.source.plan, outcome.config))
+  for (const std::string& warning :
+       layout_warnings(outcome.models.source.plan, outcome.config, outcome.models.source.checkpoint.config_file()))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
 }
 

@@ -5,9 +5,14 @@
 
 #include <clp/weights.hpp>
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <variant>
 
 #include "errors.hpp"
@@ -46,6 +51,15 @@ inline const char* method_name(transfer_method method) {
   return "random";
 }
 
+/// `value` in the fewest digits that read back as the same value of its type: a float option
+/// given as 0.1 is written 0.1, not 0.100000001 (its double widening).
+template <class Real>
+std::string shortest_text(Real value) {
+  char text[64];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  return error == std::errc() ? std::string(text, end) : std::to_string(value);
+}
+
 /// The weighting the program uses unless told otherwise, the library's clp::default_weighting:
 /// the least-squares map with top-k row norms (docs/weighting.md gives the rule and the
 /// measurement that chose it).
@@ -65,19 +79,55 @@ struct weighting_choice {
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
+/// The names --weighting takes, in the order the help and the messages list them.
+inline constexpr const char* weighting_names[] = {"paper",   "paper-guarded", "clamped", "top-k",
+                                                  "softmax", "sparsemax",     "omp",     "least-squares"};
+
+/// "paper, paper-guarded, ..., omp or least-squares".
+inline std::string weighting_name_list() {
+  std::string list;
+  const std::size_t count = std::size(weighting_names);
+  for (std::size_t i = 0; i < count; ++i)
+    list += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::string(weighting_names[i]);
+  return list;
+}
+
+/// Refuses, naming the option, a weighting name or a value the library's make_weighting would
+/// refuse in its own words: an unknown name, k < 1, a temperature that is not positive and
+/// finite, a lambda that is not finite.
+inline void check_weighting_options(const std::string& name, std::optional<Index> k, float temperature,
+                                    std::optional<double> lambda) {
+  if (std::find(std::begin(weighting_names), std::end(weighting_names), name) == std::end(weighting_names)) {
+    clp::error_facts facts;
+    facts.context = "--weighting";
+    throw clp::invalid_argument(std::move(facts),
+                                "unknown weighting '" + name + "'; " +
+                                    (name == "ridge" ? "the ridge map is named least-squares; " : "") + "one of " +
+                                    weighting_name_list());
+  }
+  if (k && *k < 1) throw clp::invalid_argument(option_facts("--k"), "must be at least 1, not " + std::to_string(*k));
+  if (!(temperature > 0) || !std::isfinite(temperature))
+    throw clp::invalid_argument(option_facts("--temperature"),
+                                "must be positive and finite, not " + shortest_text(temperature));
+  if (lambda && !std::isfinite(*lambda))
+    throw clp::invalid_argument(option_facts("--lambda"), "must be finite, not " + shortest_text(*lambda));
+}
+
 /// --weighting, --k (nullopt: not given, each policy's own default), --temperature and --lambda;
 /// throws clp::invalid_argument naming the option for an unknown name, k < 1, a temperature that
-/// is not positive or a lambda that is not finite (the library's check, in the options' names).
+/// is not positive or a lambda that is not finite (check_weighting_options).
 inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
                                         std::optional<double> lambda = std::nullopt,
                                         const std::string& row_norms = "top-k") {
+  check_weighting_options(name, k, temperature, lambda);
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
   const error_origins options = error_origins()
                                     .add("name", option_facts("--weighting"))
                                     .add("weighting", option_facts("--weighting"))
                                     .add("k", option_facts("--k"))
                                     .add("temperature", option_facts("--temperature"))
-                                    .add("lambda", option_facts("--lambda"));
+                                    .add("lambda", option_facts("--lambda"))
+                                    .otherwise("--weighting " + name);
   if (row_norms != "map" && row_norms != "top-k")
     throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
   weighting_choice choice{name,        used_k,
@@ -86,6 +136,18 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
   if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy))
     map->norm_neighbours = row_norms == "top-k" ? used_k : 0;
   return choice;
+}
+
+/// Whether `weighting` forms neighbour lists, the part of a synthesis --similarity-product
+/// speeds up: top-k, softmax, and least-squares' top-k row norms.
+inline bool forms_neighbour_lists(const weighting_choice& weighting) {
+  const std::string& name = weighting.name;
+  return name == "top-k" || name == "softmax" || (name == "least-squares" && weighting.row_norms == "top-k");
+}
+
+/// Whether `weighting` reads --k: those that form neighbour lists, and omp.
+inline bool reads_k(const weighting_choice& weighting) {
+  return forms_neighbour_lists(weighting) || weighting.name == "omp";
 }
 
 /// Which of the options that depend on the method or the weighting were given on the command line.
@@ -122,10 +184,10 @@ inline void refuse_unread_options(transfer_method method, const weighting_choice
   }
   if (given.seed) refuse("--seed", "to --method clp (it draws nothing)");
   const std::string& name = weighting.name;
-  const bool map = name == "least-squares", top_k_norms = map && weighting.row_norms == "top-k";
-  const bool neighbour_lists = name == "top-k" || name == "softmax" || top_k_norms;
+  const bool map = name == "least-squares";
+  const bool neighbour_lists = forms_neighbour_lists(weighting);
   const std::string why = "to --weighting " + name + (map ? " --row-norms " + weighting.row_norms : "");
-  if (given.k && !(neighbour_lists || name == "omp")) refuse("--k", why);
+  if (given.k && !reads_k(weighting)) refuse("--k", why);
   if (given.temperature && name != "softmax") refuse("--temperature", why);
   if (given.lambda && !map) refuse("--lambda", why);
   if (given.row_norms && !map) refuse("--row-norms", why);

@@ -47,11 +47,13 @@ struct output_rows_watch {
 
 namespace detail {
 
-/// Where each matrix clp::synthesize_rows reads came from, by the names its errors give them.
+/// Where each matrix clp::synthesize_rows reads came from, by the names its errors give them; an
+/// error about none of them is about the two embedding files.
 inline error_origins origins_of(const loaded_model& source, const embedding_matrix& helper) {
   error_origins origins;
   origins.add("source", source.embedding.origin()).add("helper", helper.origin());
   origins.add("lambda", option_facts("--lambda"));
+  origins.otherwise(source.embedding.origin().file + " and " + helper.origin().file);
   for (const transferred_tensor& t : source.transferred) origins.add(t.entry.name + " source", t.source.origin());
   return origins;
 }
@@ -85,10 +87,12 @@ inline clp::synthesis_report draw_rows(const loaded_model& source, const vocabul
                                        const synthesised_embeddings& out, const synthesis_choice& choice) {
   const bool keep_overlap = choice.method == transfer_method::overlap_random;
   auto draw = [&](const embedding_matrix& from, const embedding_matrix& to) {
-    if (keep_overlap)
-      clp::overlap_random(from.view(), overlap, to.output_view(), choice.seed);
-    else
-      clp::random_init(from.view(), to.output_view(), choice.seed);
+    error_origins().add("source", from.origin()).otherwise(from.origin().file).run([&] {
+      if (keep_overlap)
+        clp::overlap_random(from.view(), overlap, to.output_view(), choice.seed);
+      else
+        clp::random_init(from.view(), to.output_view(), choice.seed);
+    });
   };
   draw(source.embedding, out.embedding);
   for (std::size_t i = 0; i < source.transferred.size(); ++i) draw(source.transferred[i].source, out.transferred[i]);

@@ -103,7 +103,7 @@ inline std::vector<std::string> tokens_of(const io::token_vocabulary& vocabulary
 
 /// `matrix` screened over `rows` with `options`; its errors name the tensor.
 inline clp::undertrained_rows screen_matrix(const embedding_matrix& matrix, const clp::undertrained_options& options) {
-  return error_origins().add("embeddings", matrix.origin()).run([&] {
+  return error_origins().add("embeddings", matrix.origin()).otherwise(matrix.origin().file).run([&] {
     return clp::find_undertrained_rows(matrix.view(), options);
   });
 }

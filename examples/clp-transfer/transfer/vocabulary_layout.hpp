@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,14 +112,17 @@ inline std::optional<tensor_replacement> replacement_for(std::string_view name, 
 }
 
 /// The warning lines of a run (without the "clp-transfer: warning: " prefix): one per warned
-/// tensor, one per config.json token id the new vocabulary has no token for.
-inline std::vector<std::string> layout_warnings(const vocabulary_plan& plan, const transferred_config& config) {
+/// tensor, naming the source's folder, and one per config.json token id the new vocabulary has
+/// no token for, naming `source_config`, the source's config.json the id was read from.
+inline std::vector<std::string> layout_warnings(const vocabulary_plan& plan, const transferred_config& config,
+                                                const std::filesystem::path& source_config) {
   std::vector<std::string> warnings;
-  for (const vocabulary_tensor* t : plan.with_role(vocabulary_role::warned)) warnings.push_back(warning_text(*t));
+  for (const vocabulary_tensor* t : plan.with_role(vocabulary_role::warned))
+    warnings.push_back(source_config.parent_path().string() + ": " + warning_text(*t));
   for (const token_id_change& change : config.token_ids) {
     if (change.target_id) continue;
     const std::string id = std::to_string(change.source_id);
-    warnings.push_back("config.json: " + change.key + " " + id +
+    warnings.push_back(source_config.string() + ": " + change.key + " " + id +
                        (change.token ? " is \"" + *change.token + "\", which the new vocabulary lacks"
                                      : " names no token of the source vocabulary") +
                        "; removed from the output's config.json");

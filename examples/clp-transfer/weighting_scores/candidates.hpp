@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,8 +56,6 @@ inline std::vector<weighting_candidate> parse_candidates(const std::string& list
   const auto refuse = [](const std::string& problem) {
     throw clp::invalid_argument(option_facts("--weightings"), problem);
   };
-  const std::vector<std::string> names{"paper",   "paper-guarded", "clamped", "top-k",
-                                       "softmax", "sparsemax",     "omp",     "least-squares"};
   std::vector<weighting_candidate> chosen;
   for (std::size_t start = 0; start <= list.size();) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
@@ -65,9 +64,8 @@ inline std::vector<weighting_candidate> parse_candidates(const std::string& list
     if (entry.empty()) refuse("has an empty entry in '" + list + "' (expected NAME or NAME:K, comma-separated)");
     const std::size_t colon = entry.find(':');
     const std::string name = entry.substr(0, colon);
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      refuse("names an unknown weighting '" + name +
-             "' (expected paper, paper-guarded, clamped, top-k, softmax, sparsemax, omp or least-squares)");
+    if (std::find(std::begin(weighting_names), std::end(weighting_names), name) == std::end(weighting_names))
+      refuse("names an unknown weighting '" + name + "' (expected " + weighting_name_list() + ")");
     std::optional<Index> k;
     if (colon != std::string::npos) {
       const std::string digits = entry.substr(colon + 1);

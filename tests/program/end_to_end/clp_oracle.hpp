@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "support/oracle.hpp"
 #include "model_fixtures.hpp"
+#include "support/oracle.hpp"
 
 namespace program_test {
 
@@ -20,7 +20,7 @@ struct weighting_choice {
   std::string name;
   std::int64_t k = 10;
   double temperature = 0.1;
-  double lambda = -1;  ///< least-squares: --lambda when not negative
+  double lambda = -1;               ///< least-squares: --lambda when not negative
   std::string row_norms = "top-k";  ///< least-squares: --row-norms
 
   /// The options, each only where the weighting reads it (the program refuses the others).
@@ -44,6 +44,10 @@ struct oracle_rows {
   std::vector<bool> ambiguous;          ///< rows whose k-th and (k+1)-th cosines nearly tie (top-k, softmax)
   std::vector<std::int64_t> source_of;  ///< for copied rows, the source row
   std::int64_t overlap = 0, degenerate = 0;
+  /// The embedding's missing rows (padding included: the oracle cannot tell it) whose best cosine
+  /// is not positive, whose cosine sum is negative, and whose weights' absolute values add up to
+  /// more than 2; not set for least-squares.
+  std::int64_t no_positive = 0, negative_sum = 0, inflated = 0;
 };
 
 namespace detail {
@@ -137,8 +141,8 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
           result.values[std::size_t(overlap_target[i] * from.cols + c)] = source_rows(overlap_source[i], c);
       oracle::result neighbours;
       if (top_k_norms) {
-        neighbours = oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, source_rows, nearest,
-                                        ambiguity);
+        neighbours =
+            oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, source_rows, nearest, ambiguity);
         for (oracle::index t : neighbours.ambiguous) out.ambiguous[std::size_t(t)] = true;
       }
       for (std::size_t i = 0; i < missing.size(); ++i) {
@@ -164,6 +168,9 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
   const oracle::result embedding = synthesize(source.embedding);
   out.embedding = detail::from_oracle(embedding.output);
   out.degenerate = embedding.zero_norm_rows + embedding.fallback_rows;
+  out.no_positive = embedding.no_positive_rows;
+  out.negative_sum = embedding.negative_sum_rows;
+  out.inflated = embedding.inflated_rows;
   for (oracle::index t : embedding.ambiguous) out.ambiguous[std::size_t(t)] = true;
   if (!source.head_name.empty()) out.head = detail::from_oracle(synthesize(source.head).output);
   return out;

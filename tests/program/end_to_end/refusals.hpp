@@ -1,8 +1,10 @@
 // The refusals of `clp-transfer transfer` as a user sees them, checked the same way by every
-// end-to-end test of a bad input; and the ways those tests break a model folder's safetensors
-// files (support/safetensors_bytes.hpp builds the bytes).
+// end-to-end test of a bad input; the refusals and warnings of every command by the ids
+// docs/troubleshooting.md lists them under (refused, warned); and the ways those tests break a
+// model folder's safetensors files (support/safetensors_bytes.hpp builds the bytes).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -42,6 +44,48 @@ inline void expect_refusal(const workspace& ws, const fs::path& culprit,
   CHECK(read_file(ws.output / "keep.txt") == "old model");
   CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
   fs::remove_all(ws.output);
+}
+
+/// What every message of the program must be: no C++ name ("clp::synthesize_rows",
+/// "std::bad_alloc"), no code of the JSON library ("[json.exception.parse_error.101]").
+inline void check_readable(const std::string& line) {
+  INFO("line: [", line, "]");
+  CHECK(line.find("::") == std::string::npos);
+  CHECK(line.find("[json.exception") == std::string::npos);
+  CHECK(line.size() < 600);
+}
+
+/// Checks a refusal that docs/troubleshooting.md lists under `id` (tests/docs checks that the
+/// page lists every id these tests pass, and no other): exit status `status`, nothing on
+/// stdout, and stderr the one line "clp-transfer: error: ..." that names `culprit` (the file,
+/// folder or option at fault) and reads as check_readable asks. The run must be quiet (no
+/// progress lines).
+inline void refused(const std::string& id, const program_result& result, const std::string& culprit, int status = 1) {
+  INFO("refusal ", id, ", stderr: [", result.err, "]");
+  CHECK(result.exit_status == status);
+  CHECK(result.out.empty());
+  REQUIRE(!result.err.empty());
+  CHECK(result.err.back() == '\n');
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  CHECK(result.err.rfind("clp-transfer: error: ", 0) == 0);
+  CHECK(result.err.find(culprit) != std::string::npos);
+  check_readable(result.err);
+}
+
+/// Checks a warning that docs/troubleshooting.md lists under `id`: the run succeeded, and one
+/// line of stderr is "clp-transfer: warning: ..." holding `culprit` and `key_word`; every
+/// warning line reads as check_readable asks.
+inline void warned(const std::string& id, const program_result& result, const std::string& culprit,
+                   const std::string& key_word) {
+  INFO("warning ", id, ", stderr: [", result.err, "]");
+  CHECK(result.exit_status == 0);
+  bool found = false;
+  for (const std::string& line : lines_of(result.err)) {
+    if (line.rfind("clp-transfer: warning: ", 0) != 0) continue;
+    check_readable(line);
+    found = found || (line.find(culprit) != std::string::npos && line.find(key_word) != std::string::npos);
+  }
+  CHECK(found);
 }
 
 /// The header text and data section of safetensors file `file`.

@@ -8,7 +8,7 @@
 // The report's JSON fields checked here are the ones the program is to write:
 //   "vocabulary_tensors": [{"name", "role" ("embedding" | "tied copy" | "transferred" | "warned"),
 //                           "reason", "dtype", "shape", "output_shape"}, ...]
-//   "warnings": ["tensor \"NAME\" ...", ...]
+//   "warnings": ["SOURCE: tensor \"NAME\" ...", ...]
 //   "config_token_ids": [{"key", "source_id", "token" (or null), "target_id" (or null: dropped)}, ...]
 #include <cmath>
 #include <string>

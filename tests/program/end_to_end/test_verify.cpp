@@ -20,6 +20,9 @@
 #include "harness.hpp"
 #include "model_fixtures.hpp"
 
+// A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
+namespace test_verify {
+
 using namespace program_test;
 
 namespace {
@@ -258,3 +261,5 @@ TEST_CASE("verify: every finding of a folder broken in several files names its f
                                           (source.folder / "config.json").string(),
                                           (source.folder / "merges.txt").string()});
 }
+
+}  // namespace test_verify

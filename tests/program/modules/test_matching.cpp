@@ -7,7 +7,9 @@
 #include <clp/error.hpp>
 
 #include <filesystem>
+#include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -16,8 +18,8 @@
 #include "errors.hpp"
 #include "io/hf_checkpoint.hpp"
 #include "io/safetensors.hpp"
-#include "support/files.hpp"
 #include "io/support/file_refusals.hpp"
+#include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
@@ -33,9 +35,9 @@ hf_checkpoint model_of(const fs::path& folder, const std::vector<std::string>& t
   fs::create_directories(folder);
   const auto rows = static_cast<std::int64_t>(tokens.size());
   write_file(folder / "config.json", R"({"n_embd": 2})");
-  clp_transfer::io::safetensors_writer writer(folder / "model.safetensors",
-                                     {{"wte.weight", clp_transfer::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}}, {},
-                                     false);
+  clp_transfer::io::safetensors_writer writer(
+      folder / "model.safetensors", {{"wte.weight", clp_transfer::io::dtype::f32, {rows, 2}, std::uint64_t(rows) * 8}},
+      {}, false);
   const std::vector<float> values(std::size_t(rows) * 2, 0.5f);
   writer.append(values.data(), values.size() * sizeof(float));
   writer.finish();
@@ -117,8 +119,8 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
   CHECK(nan->facts.column == 2);
   CHECK(nan->message == "helper/model.safetensors: tensor \"wte.weight\" row 5 column 2 is NaN or infinite");
 
-  const auto k =
-      rethrown(clp::invalid_argument(clp::error_facts::in("clp::make_weighting").with_argument("k"), "must be at least 1, not 0"));
+  const auto k = rethrown(clp::invalid_argument(clp::error_facts::in("clp::make_weighting").with_argument("k"),
+                                                "must be at least 1, not 0"));
   REQUIRE(k);
   CHECK(k->kind == kind_name(clp::error_kind::invalid_argument));
   CHECK(k->message == "--k must be at least 1, not 0");
@@ -128,7 +130,34 @@ TEST_CASE("library errors in the program's words: the argument becomes the file,
   REQUIRE(both);
   CHECK(both->message == "a.json and b.json: share no token");
 
-  const auto other = rethrown(clp::invalid_argument(clp::error_facts::in("clp::transfer").with_argument("output"), "has 3 rows"));
+  // An argument no origin names: the call's context in place of the library function's name.
+  const auto other =
+      rethrown(clp::invalid_argument(clp::error_facts::in("clp::transfer").with_argument("output"), "has 3 rows"));
   REQUIRE(other);
-  CHECK(other->message == "clp::transfer: 'output' has 3 rows");  // not one of the origins: as it was
+  CHECK(other->message == "a.json and b.json: 'output' has 3 rows");
+  const auto bare = file_refusal_of([] {
+    error_origins().run([]() -> int {
+      throw clp::invalid_argument(clp::error_facts::in("clp::transfer").with_argument("output"), "has 3 rows");
+    });
+  });
+  REQUIRE(bare);
+  CHECK(bare->message == "'output' has 3 rows");
+}
+
+TEST_CASE("error_line: what main prints for any error, without a C++ name or a library's code") {
+  CHECK(error_line(clp::invalid_argument(clp::error_facts::in("clp::synthesize_rows").with_argument("output"),
+                                         "has 3 rows")) == "'output' has 3 rows");
+  CHECK(error_line(clp::invalid_argument(clp::error_facts{}.with_file("a/config.json"), "is odd")) ==
+        "a/config.json: is odd");
+  CHECK(error_line(std::filesystem::filesystem_error(
+            "status", "a/b", std::make_error_code(std::errc::permission_denied))) == "a/b: Permission denied");
+  try {
+    const nlohmann::json never = nlohmann::json::parse("{");
+    CHECK(never.is_null());
+  } catch (const nlohmann::json::exception& e) {
+    const std::string line = error_line(e);
+    CHECK(line.rfind("line 1 column ", 0) == 0);
+    CHECK(line.find("[json.exception") == std::string::npos);
+  }
+  CHECK(error_line(std::bad_alloc()).rfind("out of memory", 0) == 0);
 }

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/hf_checkpoint.hpp"
+#include "io/support/file_refusals.hpp"
 #include "io/tokenizer/tokenizer_json.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
-#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 
@@ -157,7 +157,8 @@ TEST_CASE("roles of the shipped GPT-2 style models") {
   for (const char* name : {"en-large", "de-small"}) {
     CAPTURE(name);
     const auto folder = example_models_dir / name;
-    const special_tokens roles = roles_of(folder, clp_transfer::io::read_tokenizer_json(folder / "tokenizer.json").vocabulary);
+    const special_tokens roles =
+        roles_of(folder, clp_transfer::io::read_tokenizer_json(folder / "tokenizer.json").vocabulary);
     check_roles(roles, {{"<|endoftext|>", 4999}, {"<|endoftext|>", 4999}, {nullptr, 0}, {"<|endoftext|>", 4999}});
     REQUIRE(roles[token_role::eos].has_value());
     CHECK(roles[token_role::eos]->declared_by == "tokenizer_config.json eos_token");
@@ -192,20 +193,22 @@ TEST_CASE("precedence of the files that name special tokens") {
     check_roles(roles, {{"<s>", 1}, {"<eot>", 4}, {"<pad>", 3}, {nullptr, 0}});
     CHECK(roles[token_role::eos]->declared_by == "generation_config.json eos_token_id");
     REQUIRE(roles.notes.size() == 1);  // config.json's eos 2 leaves out the chosen 4
-    CHECK(roles.notes[0] ==
-          "eos: generation_config.json eos_token_id names \"<eot>\" (4), but config.json "
-          "eos_token_id is [2]");
+    CHECK(roles.notes[0] == (dir / "config.json").string() +
+                                ": eos_token_id is [2], without the eos token \"<eot>\" (4) that "
+                                "generation_config.json eos_token_id names");
   }
   SUBCASE("a token not in the vocabulary, an id naming no token, a wrong shape: noted, next one tried") {
     write_file(dir / "tokenizer_config.json", R"({"eos_token": "<missing>", "pad_token": 7, "unk_token": "<unk>"})");
     write_file(dir / "config.json", R"({"eos_token_id": 99, "bos_token_id": "1", "pad_token_id": 3})");
     const special_tokens roles = roles_of(dir.path, vocabulary);
     check_roles(roles, {{nullptr, 0}, {nullptr, 0}, {"<pad>", 3}, {"<unk>", 0}});
+    const std::string tokenizer_config = (dir / "tokenizer_config.json").string();
+    const std::string config = (dir / "config.json").string();
     const std::vector<std::string> expected_notes = {
-        "tokenizer_config.json: pad_token is 7, not a token; ignored",
-        "config.json: bos_token_id is \"1\", not a token id; ignored",
-        "tokenizer_config.json eos_token names \"<missing>\", which is not in the vocabulary; ignored",
-        "config.json eos_token_id is 99, which names no token of the vocabulary; ignored"};
+        tokenizer_config + ": pad_token is 7, not a token; ignored",
+        config + ": bos_token_id is \"1\", not a token id; ignored",
+        tokenizer_config + ": eos_token names \"<missing>\", which is not in the vocabulary; ignored",
+        config + ": eos_token_id is 99, which names no token of the vocabulary; ignored"};
     for (const std::string& note : expected_notes) {
       CAPTURE(note);
       CHECK(std::find(roles.notes.begin(), roles.notes.end(), note) != roles.notes.end());
@@ -215,8 +218,8 @@ TEST_CASE("precedence of the files that name special tokens") {
   SUBCASE("no files: no roles; a file that is not JSON: an error naming it") {
     check_roles(roles_of(dir.path, vocabulary), {{nullptr, 0}, {nullptr, 0}, {nullptr, 0}, {nullptr, 0}});
     write_file(dir / "config.json", "{");
-    check_refusal(file_refusal_of([&] { roles_of(dir.path, vocabulary); }), file_kind::malformed,
-                  dir / "config.json", {"not valid JSON"});
+    check_refusal(file_refusal_of([&] { roles_of(dir.path, vocabulary); }), file_kind::malformed, dir / "config.json",
+                  {"not valid JSON"});
   }
 }
 
@@ -280,8 +283,9 @@ TEST_CASE("target_generation_config: the source's settings with the helper's tok
                   .has_value());
   write_file(helper_dir / "generation_config.json", "[1]");
   const model_json_files helper_files = model_json_files::read(helper_dir.path);
-  check_refusal(file_refusal_of([&] { output_generation_config(model_json_files::read(source_dir.path), helper_files); }),
-                file_kind::malformed, helper_dir / "generation_config.json", {"not a JSON object"});
+  check_refusal(
+      file_refusal_of([&] { output_generation_config(model_json_files::read(source_dir.path), helper_files); }),
+      file_kind::malformed, helper_dir / "generation_config.json", {"not a JSON object"});
   CHECK(read_special_tokens(helper_files, vocabulary_of({"a", "b"})).notes ==
         std::vector<std::string>{(helper_dir / "generation_config.json").string() + ": not a JSON object; ignored"});
 }

@@ -29,8 +29,7 @@ using clp::Index;
 inline std::string onednn_bf16_unavailable_reason() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   if (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx) return "";
-  return "the CPU has neither avx512_bf16 nor AMX (oneDNN's instruction set here: " +
-         std::to_string(static_cast<int>(isa)) + ")";
+  return "this CPU has neither avx512_bf16 nor AMX";
 }
 
 /// The bf16 product prepared for one overlap: the overlap rounded once; one matmul per block
