@@ -1,6 +1,69 @@
 #include "io/embedding_matrix.hpp"
 
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace clp_transfer {
+
+page_buffer::page_buffer(std::size_t bytes) {
+  if (bytes == 0) return;
+  const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
+  size_ = (bytes + alignment - 1) / alignment * alignment;
+#ifdef __linux__
+  if (alignment == huge_page) {
+    memory_ = map_aligned(size_);
+    return;
+  }
+#endif
+  void* memory = std::aligned_alloc(alignment, size_);
+  if (memory == nullptr) throw std::bad_alloc();
+  memory_.reset(memory);
+}
+
+std::size_t page_buffer::move_pages(std::size_t from, std::size_t size, std::size_t to) {
+  std::size_t moved = 0;
+#if defined(__linux__) && defined(MREMAP_DONTUNMAP)
+  if (memory_.get_deleter().mapped == 0) return 0;
+  auto* const base = static_cast<char*>(data());
+  // One huge page per call: earlier moves split the mapping, and mremap moves within one piece.
+  // DONTUNMAP leaves the old range mapped (empty), so no other mapping can take its place.
+  for (; moved < size; moved += huge_page)
+    if (::mremap(base + from + moved, huge_page, huge_page, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+                 base + to + moved) == MAP_FAILED)
+      break;
+#else
+  (void)from;
+  (void)size;
+  (void)to;
+#endif
+  return moved;
+}
+
+void page_buffer::release::operator()(void* p) const {
+#ifdef __linux__
+  if (mapped != 0) {
+    ::munmap(p, mapped);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+#ifdef __linux__
+std::unique_ptr<void, page_buffer::release> page_buffer::map_aligned(std::size_t size) {
+  void* const mapped = ::mmap(nullptr, size + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(mapped);
+  const std::uintptr_t aligned = (start + huge_page - 1) / huge_page * huge_page;
+  if (aligned > start) ::munmap(mapped, aligned - start);
+  if (const std::uintptr_t tail = start + huge_page - aligned; tail > 0)
+    ::munmap(reinterpret_cast<void*>(aligned + size), tail);
+  ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
+  return {reinterpret_cast<void*>(aligned), release{size}};
+}
+#endif
 
 std::optional<clp::element_type> element_type_of(io::dtype dtype) {
   switch (dtype) {

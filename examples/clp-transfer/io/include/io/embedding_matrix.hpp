@@ -26,11 +26,7 @@
 #include "io/model_weights.hpp"
 #include "io/safetensors.hpp"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#include <unistd.h>
 #include "io/library_names.hpp"
-#endif
 
 namespace clp_transfer {
 
@@ -42,20 +38,7 @@ class page_buffer {
   /// The transparent huge page size the buffers are aligned to (x86-64, and arm64 with 4 KiB pages).
   static constexpr std::size_t huge_page = std::size_t(2) << 20;
 
-  explicit page_buffer(std::size_t bytes = 0) {
-    if (bytes == 0) return;
-    const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
-    size_ = (bytes + alignment - 1) / alignment * alignment;
-#ifdef __linux__
-    if (alignment == huge_page) {
-      memory_ = map_aligned(size_);
-      return;
-    }
-#endif
-    void* memory = std::aligned_alloc(alignment, size_);
-    if (memory == nullptr) throw std::bad_alloc();
-    memory_.reset(memory);
-  }
+  explicit page_buffer(std::size_t bytes = 0);
   void* data() const { return memory_.get(); }
   /// The bytes it holds: the size asked for, rounded up to its alignment.
   std::size_t size() const { return size_; }
@@ -67,51 +50,16 @@ class page_buffer {
   /// this runs (its pages, if any, are dropped). The range moved from stays this buffer's and
   /// reads as zero afterwards. Moves nothing but on Linux (5.7 on), in a buffer of its own
   /// mapping.
-  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to) {
-    std::size_t moved = 0;
-#if defined(__linux__) && defined(MREMAP_DONTUNMAP)
-    if (memory_.get_deleter().mapped == 0) return 0;
-    auto* const base = static_cast<char*>(data());
-    // One huge page per call: earlier moves split the mapping, and mremap moves within one piece.
-    // DONTUNMAP leaves the old range mapped (empty), so no other mapping can take its place.
-    for (; moved < size; moved += huge_page)
-      if (::mremap(base + from + moved, huge_page, huge_page, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
-                   base + to + moved) == MAP_FAILED)
-        break;
-#else
-    (void)from;
-    (void)size;
-    (void)to;
-#endif
-    return moved;
-  }
+  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to);
 
  private:
   struct release {
     std::size_t mapped = 0;  ///< bytes of a mapping of its own, 0 for memory from aligned_alloc
-    void operator()(void* p) const {
-#ifdef __linux__
-      if (mapped != 0) {
-        ::munmap(p, mapped);
-        return;
-      }
-#endif
-      std::free(p);
-    }
+    void operator()(void* p) const;
   };
 #ifdef __linux__
   /// `size` bytes (a multiple of huge_page) mapped privately, starting on a huge page.
-  static std::unique_ptr<void, release> map_aligned(std::size_t size) {
-    void* const mapped = ::mmap(nullptr, size + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED) throw std::bad_alloc();
-    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
-    const std::uintptr_t aligned = (start + huge_page - 1) / huge_page * huge_page;
-    if (aligned > start) ::munmap(mapped, aligned - start);
-    if (const std::uintptr_t tail = start + huge_page - aligned; tail > 0)
-      ::munmap(reinterpret_cast<void*>(aligned + size), tail);
-    ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
-    return {reinterpret_cast<void*>(aligned), release{size}};
-  }
+  static std::unique_ptr<void, release> map_aligned(std::size_t size);
 #endif
   std::unique_ptr<void, release> memory_{nullptr, release{}};
   std::size_t size_ = 0;

@@ -42,4 +42,9 @@ std::string read_text_file(const std::filesystem::path& file) {
   return text;
 }
 
+void check_json_depth(const std::filesystem::path& file, std::string_view text) {
+  if (json_text_depth(text) > max_json_depth)
+    malformed(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
+}
+
 }  // namespace clp_transfer::io

@@ -32,6 +32,16 @@ inline std::string onednn_bf16_unavailable_reason() {
   return "this CPU has neither avx512_bf16 nor AMX";
 }
 
+/// ||x|| (`widened` null) or ||widened - x||, in double; `x` and `widened` hold `d` floats each.
+inline double bf16_norm_of(const float* x, const float* widened, Index d) {
+  double sum = 0;
+  for (Index c = 0; c < d; ++c) {
+    const double e = widened ? double(widened[c]) - double(x[c]) : double(x[c]);
+    sum += e * e;
+  }
+  return std::sqrt(sum);
+}
+
 /// The bf16 product prepared for one overlap: the overlap rounded once; one matmul per block
 /// height; per-worker buffers.
 class onednn_bf16_prepared final : public clp::prepared_similarity {
@@ -44,8 +54,8 @@ class onednn_bf16_prepared final : public clp::prepared_similarity {
     std::vector<float> widened(static_cast<std::size_t>(d));
     for (Index j = 0; j < n; ++j) {
       clp::to_float32(rounded.data() + j * d, d, widened.data());
-      overlap_norm_ = std::max(overlap_norm_, norm_of(rows + j * d, nullptr));
-      overlap_residual_ = std::max(overlap_residual_, norm_of(rows + j * d, widened.data()));
+      overlap_norm_ = std::max(overlap_norm_, bf16_norm_of(rows + j * d, nullptr, d));
+      overlap_residual_ = std::max(overlap_residual_, bf16_norm_of(rows + j * d, widened.data(), d));
     }
     primitive_desc_ = describe(block);
     primitive_ = dnnl::matmul(primitive_desc_);
@@ -68,8 +78,9 @@ class onednn_bf16_prepared final : public clp::prepared_similarity {
     clp::from_float32(queries, rows * d_, w.queries.data());
     for (Index i = 0; i < rows; ++i) {
       clp::to_float32(w.queries.data() + i * d_, d_, w.widened.data());
-      bound[i] = clp::bf16_cosine_bound(norm_of(queries + i * d_, nullptr), norm_of(queries + i * d_, w.widened.data()),
-                                        overlap_norm_, overlap_residual_, d_);
+      bound[i] = clp::bf16_cosine_bound(bf16_norm_of(queries + i * d_, nullptr, d_),
+                                        bf16_norm_of(queries + i * d_, w.widened.data(), d_), overlap_norm_,
+                                        overlap_residual_, d_);
     }
     // Every block has the same height but a caller may pass another: then a matmul of its own.
     const dnnl::matmul::primitive_desc pd = rows == block_ ? primitive_desc_ : describe(rows);
@@ -91,16 +102,6 @@ class onednn_bf16_prepared final : public clp::prepared_similarity {
     std::vector<float> widened;
     std::vector<std::byte> scratchpad;
   };
-
-  /// ||x|| (widened null) or ||widened - x||, in double.
-  double norm_of(const float* x, const float* widened) const {
-    double sum = 0;
-    for (Index c = 0; c < d_; ++c) {
-      const double e = widened ? double(widened[c]) - double(x[c]) : double(x[c]);
-      sum += e * e;
-    }
-    return std::sqrt(sum);
-  }
 
   /// C (rows x n, f32) = A (rows x d, bf16) B^T, the weights in the layout the kernel picks;
   /// each worker brings its own scratchpad, so workers run the primitive at once.

@@ -39,10 +39,7 @@ std::string read_text_file(const std::filesystem::path& file);
 /// Throws malformed_file naming `file` when JSON `text` nests deeper than max_json_depth.
 /// @param[in] file  the file `text` came from
 /// @param[in] text  JSON text (need not be valid)
-inline void check_json_depth(const std::filesystem::path& file, std::string_view text) {
-  if (json_text_depth(text) > max_json_depth)
-    malformed(file, "nested deeper than " + std::to_string(max_json_depth) + " levels (corrupt or hostile file?)");
-}
+void check_json_depth(const std::filesystem::path& file, std::string_view text);
 
 /// Parses a JSON file; throws naming the file when it cannot be read (io_error) or is not
 /// JSON (malformed_file: a syntax error, a number too large for a double such as 9e999,
