@@ -849,8 +849,8 @@ void print_agreement(const settings& s, const agreement_data& a, const agreement
 /// Special tokens are matched as any other token, not by role as clp-transfer transfer matches
 /// them, which moves at most a few rows between the overlap and the missing rows.
 clp::vocabulary_overlap match_folders(const settings& s, const clp_transfer::hf_checkpoint& source,
-                                      const clp_transfer::hf_checkpoint& helper, Index source_rows,
-                                      Index helper_rows, clp::token_match& used) {
+                                      const clp_transfer::hf_checkpoint& helper, Index source_rows, Index helper_rows,
+                                      clp::token_match& used) {
   const auto usable = [](const clp_transfer::tokenizer_spelling& spelling) {
     const bool wordpiece = spelling.kind && *spelling.kind == clp::token_spelling::wordpiece;
     return spelling.kind && (!wordpiece || spelling.continuing_prefix == "##");
@@ -858,8 +858,8 @@ clp::vocabulary_overlap match_folders(const settings& s, const clp_transfer::hf_
   clp::intersect_options options;
   options.source_rows = source_rows;
   options.target_rows = helper_rows;
-  const bool bytes = s.match == clp::token_match::bytes && usable(source.tokenizer.spelling) &&
-                     usable(helper.tokenizer.spelling);
+  const bool bytes =
+      s.match == clp::token_match::bytes && usable(source.tokenizer.spelling) && usable(helper.tokenizer.spelling);
   used = options.match = bytes ? clp::token_match::bytes : clp::token_match::exact;
   if (bytes) {
     options.source_spelling = *source.tokenizer.spelling.kind;
@@ -886,14 +886,13 @@ agreement_data load_agreement(const settings& s, const clp_transfer::hf_checkpoi
   std::printf(
       "source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
       s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
-      helper.dtype_name().c_str(), match_name(used), (long long)n, (long long)missing,
-      a.overlap.unnamed_ids.size());
+      helper.dtype_name().c_str(), match_name(used), (long long)n, (long long)missing, a.overlap.unnamed_ids.size());
   read_rows(helper, a.overlap.target_ids, s.threads, a.overlap_rows, s.float64 ? &a.overlap_exact : nullptr);
   read_rows(helper, a.rows, s.threads, a.queries, s.float64 ? &a.queries_exact : nullptr);
   for (Index i = 0; i < missing; ++i) a.zero.push_back(!(a.queries.row(i).squaredNorm() > 0));
-  a.tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
-          " match=" + std::string(match_name(used)) + " overlap=" + std::to_string(n) +
-          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) + " product=onednn";
+  a.tag = "source=" + s.source.string() + " helper=" + s.helper.string() + " match=" + std::string(match_name(used)) +
+          " overlap=" + std::to_string(n) + " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) +
+          " product=onednn";
   return a;
 }
 
