@@ -6,7 +6,7 @@
 // each block of missing rows with the overlapping rows (the default weighting, least_squares_map,
 // forms the same product for its rows' norms). Every measurement of that work runs the engine
 // (clp::synthesize_rows with clp::top_k_weights) or the public hook clp::similarity_product as
-// the program's bf16 product implements it (onednn_bf16_product.hpp); nothing here forms cosines,
+// the program's bf16 product implements it (onednn/bf16_product.hpp); nothing here forms cosines,
 // selects or rescores the engine's way.
 //
 //   --gemm       the hardware's 4096^3 ceilings: float32 (Eigen + OpenBLAS, as the programs are
@@ -18,7 +18,7 @@
 //                rescoring. The hook is watched from outside (observed_product): its seconds
 //                inside the engine, the block height the engine asks for, the bounds. Also the
 //                hook alone, one block at a time on oneDNN's own threads.
-//   --agreement  two real model folders, read and matched as clp-transfer transfer does: how
+//   --agreement  two real model folders, read as clp-transfer reads them and matched by bytes: how
 //                often each missing row's top-k neighbours and top_k_weights differ between the
 //                raw bf16 product (the hook's prepare and multiply, before rescoring) and the
 //                engine's float32 choice, between the engine's bf16 (rescored) and float32
@@ -56,10 +56,9 @@
 
 #include "bench_support.hpp"
 #include "io/embedding_matrix.hpp"
+#include "io/embedding_names.hpp"
 #include "io/hf_checkpoint.hpp"
-#include "io/hf_model.hpp"
-#include "onednn_bf16_product.hpp"
-#include "token_matching.hpp"
+#include "onednn/bf16_product.hpp"
 
 namespace {
 
@@ -79,7 +78,6 @@ struct settings {
   // --agreement
   std::filesystem::path source, helper;
   clp::token_match match = clp::token_match::bytes;
-  bool match_given = false;
   bool float64 = false;
   // all
   Index k = 10;
@@ -145,7 +143,6 @@ settings parse(int argc, char** argv) {
       const std::string name = value();
       if (name != "bytes" && name != "exact") usage("--match must be bytes or exact, not '" + name + "'");
       s.match = name == "bytes" ? clp::token_match::bytes : clp::token_match::exact;
-      s.match_given = true;
     } else if (flag == "--float64")
       s.float64 = true;
     else if (flag == "--tile-mb")
@@ -203,7 +200,7 @@ std::string cpu_isa_name() {
   return "isa_" + std::to_string(int(dnnl::get_effective_cpu_isa()));
 }
 
-/// Says once why the bf16 product may be slow or missing here (see onednn_bf16_product.hpp).
+/// Says once why the bf16 product may be slow or missing here (see onednn/bf16_product.hpp).
 void say_bf16_support() {
   const std::string reason = clp_transfer::onednn_bf16_unavailable_reason();
   if (!reason.empty()) std::printf("bf16: %s; oneDNN emulates bf16 or has no bf16 matmul\n", reason.c_str());
@@ -847,32 +844,55 @@ void print_agreement(const settings& s, const agreement_data& a, const agreement
               bound, (long long)report.rescored_rows, candidates);
 }
 
-/// The two folders read and matched as clp-transfer transfer does (special tokens by role,
-/// then --match), and the rows to compare.
+/// The vocabularies of the two folders intersected by the library as --match asks: by bytes where
+/// both tokenizers declare a spelling clp::token_bytes reads, else exactly (`used` says which).
+/// Special tokens are matched as any other token, not by role as clp-transfer transfer matches
+/// them, which moves at most a few rows between the overlap and the missing rows.
+clp::vocabulary_overlap match_folders(const settings& s, const clp_transfer::hf_checkpoint& source,
+                                      const clp_transfer::hf_checkpoint& helper, Index source_rows, Index helper_rows,
+                                      clp::token_match& used) {
+  const auto usable = [](const clp_transfer::tokenizer_spelling& spelling) {
+    const bool wordpiece = spelling.kind && *spelling.kind == clp::token_spelling::wordpiece;
+    return spelling.kind && (!wordpiece || spelling.continuing_prefix == "##");
+  };
+  clp::intersect_options options;
+  options.source_rows = source_rows;
+  options.target_rows = helper_rows;
+  const bool bytes =
+      s.match == clp::token_match::bytes && usable(source.tokenizer.spelling) && usable(helper.tokenizer.spelling);
+  used = options.match = bytes ? clp::token_match::bytes : clp::token_match::exact;
+  if (bytes) {
+    options.source_spelling = *source.tokenizer.spelling.kind;
+    options.target_spelling = *helper.tokenizer.spelling.kind;
+  }
+  return clp::intersect_vocabularies(source.tokenizer.vocabulary.ids, helper.tokenizer.vocabulary.ids, options);
+}
+
+const char* match_name(clp::token_match match) { return match == clp::token_match::bytes ? "bytes" : "exact"; }
+
+/// The two folders read and matched (match_folders), and the rows to compare.
 agreement_data load_agreement(const settings& s, const clp_transfer::hf_checkpoint& source_model,
                               const clp_transfer::hf_checkpoint& helper_model,
                               const clp_transfer::embedding_matrix& helper) {
   namespace program = clp_transfer;
   const std::string source_name = program::io::find_input_embedding(s.source, source_model.weights.tensor_names());
   const Index source_rows = Index(source_model.weights.locate(source_name).tensor.shape.at(0));
-  const program::token_matching matching =
-      program::match_models(source_model, helper_model, {s.match, s.match_given}, source_rows, helper.rows());
+  clp::token_match used = clp::token_match::exact;
   agreement_data a;
-  a.overlap = matching.overlap;
+  a.overlap = match_folders(s, source_model, helper_model, source_rows, helper.rows(), used);
   std::set_difference(a.overlap.missing_ids.begin(), a.overlap.missing_ids.end(), a.overlap.unnamed_ids.begin(),
                       a.overlap.unnamed_ids.end(), std::back_inserter(a.rows));
   const Index d = helper.cols(), n = a.overlap.size(), missing = Index(a.rows.size());
   std::printf(
       "source %s (%lld rows), helper %s (%lld x %lld %s); matched %s: overlap %lld, missing %lld (+ %zu padding)\n",
       s.source.c_str(), (long long)source_rows, s.helper.c_str(), (long long)helper.rows(), (long long)d,
-      helper.dtype_name().c_str(), program::match_name(matching.used), (long long)n, (long long)missing,
-      a.overlap.unnamed_ids.size());
+      helper.dtype_name().c_str(), match_name(used), (long long)n, (long long)missing, a.overlap.unnamed_ids.size());
   read_rows(helper, a.overlap.target_ids, s.threads, a.overlap_rows, s.float64 ? &a.overlap_exact : nullptr);
   read_rows(helper, a.rows, s.threads, a.queries, s.float64 ? &a.queries_exact : nullptr);
   for (Index i = 0; i < missing; ++i) a.zero.push_back(!(a.queries.row(i).squaredNorm() > 0));
-  a.tag = "source=" + s.source.string() + " helper=" + s.helper.string() +
-          " match=" + program::match_name(matching.used) + " overlap=" + std::to_string(n) +
-          " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) + " product=onednn";
+  a.tag = "source=" + s.source.string() + " helper=" + s.helper.string() + " match=" + std::string(match_name(used)) +
+          " overlap=" + std::to_string(n) + " missing=" + std::to_string(missing) + " dim=" + std::to_string(d) +
+          " product=onednn";
   return a;
 }
 

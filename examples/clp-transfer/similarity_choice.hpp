@@ -15,7 +15,7 @@
 #include "library_names.hpp"
 
 #ifdef CLP_HAVE_ONEDNN
-#include "onednn_bf16_product.hpp"
+#include "onednn/bf16_product.hpp"
 #endif
 
 namespace clp_transfer {

@@ -14,7 +14,8 @@ TEST_CASE("error: one line built from the facts, the kind and the class agree") 
   CHECK(nan.kind() == clp::error_kind::non_finite_input);
   CHECK(nan.facts().row == 5);
 
-  const clp::non_finite_input file(clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
+  const clp::non_finite_input file(
+      clp::error_facts{}.with_file("m/model.safetensors").with_tensor("wte.weight").at_row(7), "has\nno rows");
   CHECK(std::string(file.what()) == "m/model.safetensors: tensor \"wte.weight\" row 7 has no rows");
 
   const clp::invalid_argument option(clp::error_facts{}.with_argument("--k"), "must be at least 1, not 0");

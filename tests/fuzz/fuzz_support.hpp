@@ -2,8 +2,8 @@
 // for the files the parsers read (they take paths, so each input is written to a file first),
 // and the rule that decides what is a bug. A parser may accept an input or refuse it with an
 // error of the file layer (io::file_error: io_error, malformed_file, truncated_file) whose file
-// is in the scratch folder and whose message is one line naming it; any other exception, an error without the file, a broken
-// invariant of an accepted input, or anything a sanitizer reports, is a finding.
+// is in the scratch folder and whose message is one line naming it; any other exception, an error without the file, a
+// broken invariant of an accepted input, or anything a sanitizer reports, is a finding.
 //
 // The same sources build two ways (fuzz_registry.hpp): with clang's -fsanitize=fuzzer
 // (libFuzzer supplies main), one binary per target, and all together as one replay driver

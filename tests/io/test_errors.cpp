@@ -66,8 +66,7 @@ TEST_CASE("JSON errors read \"file: line L column C: what\", without the JSON li
   clp_test::temp_dir dir;
   const std::filesystem::path file = dir / "config.json";
   clp_test::write_file(file, "{\n  \"a\": 1,\n  \"b\": nope\n}");
-  const std::string message =
-      clp_test::error_of<io::malformed_file>([&] { io::read_json_file<nlohmann::json>(file); });
+  const std::string message = clp_test::error_of<io::malformed_file>([&] { io::read_json_file<nlohmann::json>(file); });
   CHECK(message.rfind(file.string() + ": line 3 column ", 0) == 0);
   CHECK(message.find(": not valid JSON: syntax error") != std::string::npos);
   CHECK(message.find("json.exception") == std::string::npos);

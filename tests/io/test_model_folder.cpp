@@ -126,8 +126,8 @@ TEST_CASE("a model folder without weights, and one whose pytorch_model.bin is no
                 {"no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
                  "pytorch_model.bin.index.json"});
   write_file(dir / "pytorch_model.bin", "");
-  check_refusal(file_refusal_of([&] { io::model_weights{dir.path}; }), file_kind::malformed,
-                dir / "pytorch_model.bin", {"not a zip archive"});
+  check_refusal(file_refusal_of([&] { io::model_weights{dir.path}; }), file_kind::malformed, dir / "pytorch_model.bin",
+                {"not a zip archive"});
 }
 
 TEST_CASE("tokenizer_files lists the files an output model needs") {
@@ -229,8 +229,8 @@ TEST_CASE("staging directory") {
   SUBCASE("an existing output is kept without force and replaced with it") {
     std::filesystem::create_directory(output);
     write_file(output / "old", "old");
-    check_refusal(file_refusal_of([&] { io::check_output_available(output, false); }), clp::error_kind::invalid_argument,
-                  output, {"already exists (use --force to replace it)"});
+    check_refusal(file_refusal_of([&] { io::check_output_available(output, false); }),
+                  clp::error_kind::invalid_argument, output, {"already exists (use --force to replace it)"});
     io::check_output_available(output, true);
     {
       io::staging_directory staging(output);
@@ -283,10 +283,9 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
   };
 
   SUBCASE("a number too large for a double (nlohmann's out_of_range.406)") {
-    check_refusal(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9e999}}})"),
-                  file_kind::malformed, tokenizer, {"not valid JSON", "number overflow", "9e999"});
-    check_refusal(vocab_error(R"({"a": -9e999})"), file_kind::malformed, vocab,
-                  {"not valid JSON", "number overflow"});
+    check_refusal(tokenizer_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9e999}}})"), file_kind::malformed,
+                  tokenizer, {"not valid JSON", "number overflow", "9e999"});
+    check_refusal(vocab_error(R"({"a": -9e999})"), file_kind::malformed, vocab, {"not valid JSON", "number overflow"});
     write_file(dir / "config.json", R"({"vocab_size": 9e999, "n_embd": 4})");
     check_refusal(file_refusal_of([&] { io::read_json_file<nlohmann::ordered_json>(dir / "config.json"); }),
                   file_kind::malformed, dir / "config.json", {"number overflow"});
@@ -305,10 +304,8 @@ TEST_CASE("JSON errors of every kind name the file: syntax, number overflow, ids
                                    "added_tokens": [{"id": 9223372036854775807, "content": "<s>"}]})"),
                   file_kind::malformed, tokenizer, {"\"<s>\" has id 9223372036854775807, too large"});
     check_refusal(vocab_error(R"({"z": 9223372036854775807})"), file_kind::malformed, vocab, {"too large"});
-    check_refusal(vocab_error(R"({"z": 9223372036854775808})"), file_kind::malformed, vocab,
-                  {"not an integer"});
-    check_refusal(vocab_error(R"({"z": 18446744073709551616})"), file_kind::malformed, vocab,
-                  {"not an integer"});
+    check_refusal(vocab_error(R"({"z": 9223372036854775808})"), file_kind::malformed, vocab, {"not an integer"});
+    check_refusal(vocab_error(R"({"z": 18446744073709551616})"), file_kind::malformed, vocab, {"not an integer"});
   }
   SUBCASE("token id 9223372036854775806 is the largest the reader accepts (the program checks rows)") {
     write_file(vocab, R"({"a": 0, "z": 9223372036854775806})");

@@ -16,7 +16,7 @@
 namespace clp_transfer {
 
 /// A subcommand: its CLI11 app, and what to do when the command line names it. `run` throws a
-/// clp::error for anything it refuses.
+/// clp::error, or an io::file_error about a file it reads or writes, for anything it refuses.
 struct command {
   CLI::App* app = nullptr;
   std::function<void()> run;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes unicode_classes.hpp beside this script: the code point ranges of Unicode's letters
-(general category L*) and numbers (N*), which the regular expressions of byte-level BPE
-pre-tokenizers name as \\p{L} and \\p{N}. Taken from Python's own unicodedata module, so the
-table is the Unicode Character Database of the Python that runs it (its version is written into
-the header). Run it again to move to a newer Unicode:
+"""Writes include/extend/unicode_classes.hpp below this script: the code point ranges of
+Unicode's letters (general category L*) and numbers (N*), which the regular expressions of
+byte-level BPE pre-tokenizers name as \\p{L} and \\p{N}. Taken from Python's own unicodedata
+module, so the table is the Unicode Character Database of the Python that runs it (its version is
+written into the header). Run it again to move to a newer Unicode:
 
     python3 examples/clp-transfer/extend/make_unicode_classes.py
 """
@@ -71,7 +71,7 @@ inline constexpr std::array<character_range, {len(entries)}> unicode_ranges = {{
 
 }}  // namespace clp_transfer::extend
 """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unicode_classes.hpp")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "extend", "unicode_classes.hpp")
     with open(path, "w", encoding="utf-8") as f:
         f.write(header)
 

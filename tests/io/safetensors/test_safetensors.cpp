@@ -15,8 +15,8 @@
 
 #include <doctest/doctest.h>
 
-#include "support/files.hpp"
 #include "io/support/file_refusals.hpp"
+#include "support/files.hpp"
 #include "support/refusals.hpp"
 #include "support/safetensors_bytes.hpp"
 #include "support/temp_dir.hpp"
@@ -61,7 +61,8 @@ sample_tensor sample(const std::string& name, const std::string& dtype, std::vec
                      std::size_t element_size, unsigned seed) {
   std::size_t count = 1;
   for (std::int64_t d : shape) count *= static_cast<std::size_t>(d);
-  return {{name, *clp_transfer::io::parse_dtype(dtype), shape, count * element_size}, pattern(count * element_size, seed)};
+  return {{name, *clp_transfer::io::parse_dtype(dtype), shape, count * element_size},
+          pattern(count * element_size, seed)};
 }
 
 }  // namespace
@@ -99,8 +100,8 @@ TEST_CASE("safetensors round trip keeps dtype, shape, bytes and order") {
   std::vector<std::byte> buffer(24);
   file.read(file.at("f32"), buffer.data(), buffer.size());
   CHECK(buffer == tensors[0].bytes);
-  check_refusal(file_refusal_of([&] { file.read(file.at("f32"), buffer.data(), 23); }), clp::error_kind::invalid_argument,
-                dir / "model.safetensors", {"\"f32\"", "24 bytes", "23"});
+  check_refusal(file_refusal_of([&] { file.read(file.at("f32"), buffer.data(), 23); }),
+                clp::error_kind::invalid_argument, dir / "model.safetensors", {"\"f32\"", "24 bytes", "23"});
   check_refusal(file_refusal_of([&] { (void)file.at("missing"); }), clp::error_kind::invalid_argument,
                 dir / "model.safetensors", {"no tensor \"missing\""});
 }
@@ -373,8 +374,7 @@ TEST_CASE("the reader rejects malformed files with a one-line message naming the
     bytes[3] = '\x10';  // 268435458 bytes
     write_file(file, bytes);
     std::filesystem::resize_file(file, 300'000'000);  // sparse: costs no disk
-    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file,
-                  {"exceeds", "100 MB"});
+    check_refusal(file_refusal_of([&] { safetensors_file{file}; }), file_kind::malformed, file, {"exceeds", "100 MB"});
   }
   SUBCASE("header not JSON or not an object") {
     check_refusal(error_for_header("{\"t\": nope\n}", 0), file_kind::malformed, file,
@@ -385,30 +385,30 @@ TEST_CASE("the reader rejects malformed files with a one-line message naming the
                   {"tensor \"t\"", "not a JSON object"});
   }
   SUBCASE("missing fields") {
-    check_refusal(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), file_kind::malformed,
-                  file, {"tensor \"t\"", "missing \"dtype\""});
-    check_refusal(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), file_kind::malformed,
-                  file, {"missing \"shape\""});
+    check_refusal(error_for_header(entry(R"("shape":[1],"data_offsets":[0,4])"), 4), file_kind::malformed, file,
+                  {"tensor \"t\"", "missing \"dtype\""});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","data_offsets":[0,4])"), 4), file_kind::malformed, file,
+                  {"missing \"shape\""});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1])"), 4), file_kind::malformed, file,
                   {"missing \"data_offsets\""});
   }
   SUBCASE("fields of the wrong JSON type") {
-    check_refusal(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4),
-                  file_kind::malformed, file, {"\"dtype\" is not a string"});
-    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4),
-                  file_kind::malformed, file, {"\"shape\" is not an array"});
+    check_refusal(error_for_header(entry(R"("dtype":4,"shape":[1],"data_offsets":[0,4])"), 4), file_kind::malformed,
+                  file, {"\"dtype\" is not a string"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":"1","data_offsets":[0,4])"), 4), file_kind::malformed,
+                  file, {"\"shape\" is not an array"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"), 4),
                   file_kind::malformed, file, {"not a dimension"});
-    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4),
-                  file_kind::malformed, file, {"\"data_offsets\" is not a pair"});
+    check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[0])"), 4), file_kind::malformed,
+                  file, {"\"data_offsets\" is not a pair"});
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[1],"data_offsets":[-1,3])"), 4),
                   file_kind::malformed, file, {"\"data_offsets\" is not a pair"});
     check_refusal(error_for_header(R"({"__metadata__":{"a":1}})", 0), file_kind::malformed, file,
                   {"__metadata__", "not a string"});
   }
   SUBCASE("unknown dtype") {
-    check_refusal(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4),
-                  file_kind::malformed, file, {"unknown dtype \"Q4\""});
+    check_refusal(error_for_header(entry(R"("dtype":"Q4","shape":[1],"data_offsets":[0,4])"), 4), file_kind::malformed,
+                  file, {"unknown dtype \"Q4\""});
   }
   SUBCASE("negative and overflowing shapes") {
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[-1,2],"data_offsets":[0,4])"), 4),
@@ -419,11 +419,12 @@ TEST_CASE("the reader rejects malformed files with a one-line message naming the
                   file_kind::malformed, file, {"not a dimension"});
   }
   SUBCASE("data_offsets out of order or past the data") {
-    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4),
-                  file_kind::malformed, file, {"end 3 is before begin 4"});
+    check_refusal(error_for_header(entry(R"("dtype":"U8","shape":[1],"data_offsets":[4,3])"), 4), file_kind::malformed,
+                  file, {"end 3 is before begin 4"});
     const std::string header = entry(R"("dtype":"U8","shape":[8],"data_offsets":[0,8])");
     check_refusal(error_for_header(header, 4), file_kind::truncated, file,
-                  {"it has " + std::to_string(8 + header.size() + 4) + " bytes", "runs to byte " + std::to_string(8 + header.size() + 8)});
+                  {"it has " + std::to_string(8 + header.size() + 4) + " bytes",
+                   "runs to byte " + std::to_string(8 + header.size() + 8)});
   }
   SUBCASE("byte size that does not match the shape") {
     check_refusal(error_for_header(entry(R"("dtype":"F32","shape":[2,2],"data_offsets":[0,12])"), 16),
@@ -497,14 +498,12 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
                   {"data bytes [2, 3) belong to no tensor", "between tensors \"a\" and \"b\""});
   }
   SUBCASE("a gap before the first tensor") {
-    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3),
-                  file_kind::malformed, file,
-                  {"data bytes [0, 1) belong to no tensor", "before the first tensor \"a\""});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3), file_kind::malformed,
+                  file, {"data bytes [0, 1) belong to no tensor", "before the first tensor \"a\""});
   }
   SUBCASE("bytes after the last tensor") {
-    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 5),
-                  file_kind::malformed, file,
-                  {"data bytes [2, 5) belong to no tensor", "3 bytes after the last tensor \"a\""});
+    check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", 5), file_kind::malformed,
+                  file, {"data bytes [2, 5) belong to no tensor", "3 bytes after the last tensor \"a\""});
     check_refusal(error_for_header("{}", 3), file_kind::malformed, file,
                   {"data bytes [0, 3) belong to no tensor", "after the header"});
   }
@@ -536,15 +535,14 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
   SUBCASE("a header that is not a JSON object") {
     for (const char* header : {"\"text\"", "null", "123", "[]"}) {
       INFO("header ", header);
-      check_refusal(error_for_header(header, 0), file_kind::malformed, file,
-                    {"header is not a JSON object"});
+      check_refusal(error_for_header(header, 0), file_kind::malformed, file, {"header is not a JSON object"});
     }
   }
   SUBCASE("__metadata__ maps strings to strings only") {
     check_refusal(error_for_header(R"({"__metadata__":["pt"]})", 0), file_kind::malformed, file,
                   {"__metadata__ is not a JSON object"});
-    check_refusal(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), file_kind::malformed,
-                  file, {"__metadata__ value of \"format\" is not a string"});
+    check_refusal(error_for_header(R"({"__metadata__":{"format":{"pt":"1"}}})", 0), file_kind::malformed, file,
+                  {"__metadata__ value of \"format\" is not a string"});
     check_refusal(error_for_header(R"({"__metadata__":{"n":null}})", 0), file_kind::malformed, file,
                   {"\"n\" is not a string"});
   }
@@ -552,8 +550,8 @@ TEST_CASE("strict layout: the tensors tile the data section exactly, as the refe
     // nlohmann throws out_of_range (not parse_error) for these; still one line naming the file.
     check_refusal(error_for_header(R"({"a":{"dtype":"U8","shape":[9e999],"data_offsets":[0,1]}})", 1),
                   file_kind::malformed, file, {"header is not valid JSON", "number overflow", "9e999"});
-    check_refusal(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), file_kind::malformed,
-                  file, {"number overflow"});
+    check_refusal(error_for_header(R"({"__metadata__":{"x":"1"},"y":-1e400})", 0), file_kind::malformed, file,
+                  {"number overflow"});
   }
   SUBCASE("a header length one byte over the 100 MB cap") {
     std::string bytes = raw_file("{}", 0);

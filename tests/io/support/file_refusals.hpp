@@ -37,9 +37,9 @@ inline std::string kind_name(file_kind kind) {
 
 /// An error of the file layer or of the library, as caught.
 struct file_refusal {
-  std::string kind;         ///< kind_name of its kind
-  clp::error_facts facts;   ///< file and tensor (and, for a clp::error, the rest)
-  std::int64_t offset = -1; ///< io::file_error::offset()
+  std::string kind;          ///< kind_name of its kind
+  clp::error_facts facts;    ///< file and tensor (and, for a clp::error, the rest)
+  std::int64_t offset = -1;  ///< io::file_error::offset()
   std::string problem;
   std::string message;  ///< what()
 };

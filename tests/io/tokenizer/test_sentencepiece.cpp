@@ -14,10 +14,10 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "io/support/file_refusals.hpp"
 #include "io/tokenizer/tokenizer_json.hpp"
 #include "io/tokenizer/wordpiece.hpp"
 #include "support/files.hpp"
-#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/sentencepiece_bytes.hpp"
 #include "support/temp_dir.hpp"
@@ -46,7 +46,8 @@ void check_against_library(const fs::path& file, const fs::path& oracle) {
     CHECK(piece.score == expected[id][1].get<float>());
     const std::string type = expected[id][2];
     // The library's Python API does not tell user-defined pieces from normal ones.
-    CHECK((type == io::piece_type_name(piece.type) || (type == "normal" && piece.type == io::piece_type::user_defined)));
+    CHECK(
+        (type == io::piece_type_name(piece.type) || (type == "normal" && piece.type == io::piece_type::user_defined)));
   }
   const io::token_vocabulary vocabulary = io::sentencepiece_vocabulary(file, model);
   CHECK(vocabulary.size == static_cast<std::int64_t>(expected.size()));
@@ -68,7 +69,8 @@ TEST_CASE("SentencePiece models trained by the library: every piece, score and t
   check_against_library(formats / "helper_sentencepiece" / "tokenizer.model",
                         formats / "helper_sentencepiece" / "tokenizer.pieces.json");
   check_against_library(formats / "spiece" / "spiece.model", formats / "spiece" / "spiece.pieces.json");
-  const io::sentencepiece_model bpe = io::read_sentencepiece_model(formats / "helper_sentencepiece" / "tokenizer.model");
+  const io::sentencepiece_model bpe =
+      io::read_sentencepiece_model(formats / "helper_sentencepiece" / "tokenizer.model");
   CHECK(bpe.model_type == "bpe");
   CHECK(bpe.byte_fallback);
   CHECK(bpe.has_byte_pieces());
@@ -83,18 +85,25 @@ TEST_CASE("SentencePiece models trained by the library: every piece, score and t
 
 TEST_CASE("a hand-built model: all six piece types, fields the reader skips, whitespace not escaped") {
   temp_dir dir;
-  std::string bytes = sentencepiece_model_bytes(
-      {{"<unk>", 0, 2}, {"<s>", 0, 3}, {"<mask>", 0, 4}, {"<unused0>", 0, 5}, {"<0x41>", 0, 6}, {"\xe2\x96\x81" "a", -1.5f, 1}},
-      /*model_type=*/1, /*byte_fallback=*/false, /*escape_whitespaces=*/false);
+  std::string bytes =
+      sentencepiece_model_bytes({{"<unk>", 0, 2},
+                                 {"<s>", 0, 3},
+                                 {"<mask>", 0, 4},
+                                 {"<unused0>", 0, 5},
+                                 {"<0x41>", 0, 6},
+                                 {"\xe2\x96\x81"
+                                  "a",
+                                  -1.5f, 1}},
+                                /*model_type=*/1, /*byte_fallback=*/false, /*escape_whitespaces=*/false);
   // self_test_data (field 4), an extension field (200, fixed64), a field after the others.
   bytes += protobuf_bytes_field(4, protobuf_bytes_field(1, protobuf_bytes_field(1, "x")));
   bytes += protobuf_varint(200 << 3 | 1) + std::string(8, '\x07');
   write_file(dir / "m.model", bytes);
   const io::sentencepiece_model model = io::read_sentencepiece_model(dir / "m.model");
   REQUIRE(model.pieces.size() == 6);
-  const std::vector<io::piece_type> types{io::piece_type::unknown, io::piece_type::control,
+  const std::vector<io::piece_type> types{io::piece_type::unknown,      io::piece_type::control,
                                           io::piece_type::user_defined, io::piece_type::unused,
-                                          io::piece_type::byte, io::piece_type::normal};
+                                          io::piece_type::byte,         io::piece_type::normal};
   for (std::size_t i = 0; i < types.size(); ++i) CHECK(model.pieces[i].type == types[i]);
   CHECK(model.pieces[5].score == -1.5f);
   CHECK(model.model_type == "unigram");
@@ -108,7 +117,8 @@ TEST_CASE("files that are no SentencePiece model, each refused naming the file, 
   check_model_refusal(dir, "", {"no pieces: not a SentencePiece model"});
   check_model_refusal(dir, good.substr(0, good.size() - 3), {"byte", "runs past the end of the message"});
   check_model_refusal(dir, "\x0a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"s, {"longer than"});
-  check_model_refusal(dir, protobuf_varint_field(1, 5), {"field 1 (pieces) has wire type varint, not length-delimited"});
+  check_model_refusal(dir, protobuf_varint_field(1, 5),
+                      {"field 1 (pieces) has wire type varint, not length-delimited"});
   check_model_refusal(dir, protobuf_varint(1 << 3 | 3), {"wire type 3"});
   check_model_refusal(dir, "\x00\x00"s, {"byte 0: field number 0"});
   check_model_refusal(dir, protobuf_bytes_field(1, protobuf_varint_field(1, 7)),

@@ -80,28 +80,27 @@ TEST_CASE("vocabulary errors name the file and the culprits") {
     return file_refusal_of([&] { io::read_tokenizer_json(tokenizer); });
   };
   check_refusal(error_for("{not json"), file_kind::malformed, tokenizer, {"not valid JSON"});
-  check_refusal(error_for(R"({"model": {"type": "BPE"}})"), file_kind::malformed, tokenizer,
-                {"no vocabulary"});
+  check_refusal(error_for(R"({"model": {"type": "BPE"}})"), file_kind::malformed, tokenizer, {"no vocabulary"});
   check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {}}})"), file_kind::malformed, tokenizer,
                 {"no vocabulary"});
-  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 1}}})"),
-                file_kind::malformed, tokenizer, {"tokens \"b\" and \"c\" both have id 1"});
-  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"), file_kind::malformed,
-                tokenizer, {"\"a\" has negative id -1"});
-  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": "0"}}})"), file_kind::malformed,
-                tokenizer, {"not an integer"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 1}}})"), file_kind::malformed,
+                tokenizer, {"tokens \"b\" and \"c\" both have id 1"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}})"), file_kind::malformed, tokenizer,
+                {"\"a\" has negative id -1"});
+  check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": "0"}}})"), file_kind::malformed, tokenizer,
+                {"not an integer"});
   check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}},
                            "added_tokens": [{"id": 0, "content": "b"}]})"),
                 file_kind::malformed, tokenizer, {"added token \"b\" has id 0 but already has id 1"});
   check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}},
                            "added_tokens": [{"id": 0, "content": "<x>"}]})"),
                 file_kind::malformed, tokenizer, {"\"a\" and \"<x>\" both have id 0"});
-  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0], ["a", 0]]}})"),
-                file_kind::malformed, tokenizer, {"token \"a\" has id 1 but already has id 0"});
-  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": {"a": 0}}})"), file_kind::malformed,
-                tokenizer, {"not an array"});
-  check_refusal(error_for(R"({"model": {"type": "Magic", "vocab": {"a": 0}}})"), file_kind::malformed,
-                tokenizer, {"unsupported", "\"Magic\""});
+  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": [["a", 0], ["a", 0]]}})"), file_kind::malformed,
+                tokenizer, {"token \"a\" has id 1 but already has id 0"});
+  check_refusal(error_for(R"({"model": {"type": "Unigram", "vocab": {"a": 0}}})"), file_kind::malformed, tokenizer,
+                {"not an array"});
+  check_refusal(error_for(R"({"model": {"type": "Magic", "vocab": {"a": 0}}})"), file_kind::malformed, tokenizer,
+                {"unsupported", "\"Magic\""});
 
   write_file(dir / "vocab.json", R"({"\n": 3, "z": 3})");
   check_refusal(file_refusal_of([&] { io::read_vocab_json(dir / "vocab.json"); }), file_kind::malformed,
@@ -169,7 +168,8 @@ TEST_CASE("tokenizer.json in one pass: the vocabulary and declarations a whole p
     CHECK(contents.vocabulary.size == highest + 1);
     CHECK(contents.declarations == expected.declarations);
     CHECK(io::read_tokenizer_json(tokenizer).vocabulary.ids == contents.vocabulary.ids);
-    CHECK(io::read_tokenizer_json(tokenizer, io::tokenizer_json_options::declarations_only()).declarations == expected.declarations);
+    CHECK(io::read_tokenizer_json(tokenizer, io::tokenizer_json_options::declarations_only()).declarations ==
+          expected.declarations);
   }
 }
 
@@ -203,8 +203,8 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
   }
   SUBCASE("Unigram entries that are not [piece, score] pairs, by position") {
     for (const char* bad : {"5", "[]", "{\"p\": 1}", "[1, \"b\"]", "[[\"b\"], 0]", "[{}, 0]", "null"})
-      check_refusal(error_for(unigram(std::string(R"([["a", 0], )") + bad + R"(, ["c", 0]])")),
-                    file_kind::malformed, tokenizer, {"model.vocab[1] is not a [piece, score] pair"});
+      check_refusal(error_for(unigram(std::string(R"([["a", 0], )") + bad + R"(, ["c", 0]])")), file_kind::malformed,
+                    tokenizer, {"model.vocab[1] is not a [piece, score] pair"});
   }
   SUBCASE("a token given twice in model.vocab (a whole parse kept the last silently)") {
     check_refusal(error_for(bpe(R"({"a": 0, "b": 1, "a": 2})")), file_kind::malformed, tokenizer,
@@ -217,10 +217,10 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
                   file_kind::malformed, tokenizer, {"key \"model\" appears twice"});
   }
   SUBCASE("the order of refusals: syntax first, then the model's type and shape, then the entries") {
-    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}, "x": })"),
-                  file_kind::malformed, tokenizer, {"not valid JSON"});
-    check_refusal(error_for(R"({"model": {"vocab": {"a": -1}, "type": "Magic"}})"), file_kind::malformed,
-                  tokenizer, {"unsupported tokenizer model type \"Magic\""});
+    check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": -1}}, "x": })"), file_kind::malformed,
+                  tokenizer, {"not valid JSON"});
+    check_refusal(error_for(R"({"model": {"vocab": {"a": -1}, "type": "Magic"}})"), file_kind::malformed, tokenizer,
+                  {"unsupported tokenizer model type \"Magic\""});
     check_refusal(error_for(unigram(R"({"a": -1})")), file_kind::malformed, tokenizer,
                   {"model.vocab of a Unigram model is not an array"});
     check_refusal(error_for(bpe(R"([["a", 0]])")), file_kind::malformed, tokenizer,
@@ -228,8 +228,7 @@ TEST_CASE("tokenizer.json in one pass: what the vocabulary holds is refused as t
     check_refusal(error_for(bpe("null")), file_kind::malformed, tokenizer,
                   {"model.vocab is not an object of token -> id"});
     check_refusal(error_for(R"({"model": {"type": "BPE", "vocab": {"a": 0}}, "added_tokens": [{"id": 0}]})"),
-                  file_kind::malformed, tokenizer,
-                  {"added_tokens holds an entry without \"id\" and \"content\""});
+                  file_kind::malformed, tokenizer, {"added_tokens holds an entry without \"id\" and \"content\""});
   }
   SUBCASE("nesting deeper than 1000 levels, in the vocabulary, the merges or the declarations") {
     const std::string deep = std::string(1001, '[') + std::string(1001, ']');
@@ -261,15 +260,20 @@ TEST_CASE("read_tokenizer_declarations reads any JSON, without checking a vocabu
   const auto file = dir / "tokenizer.json";
   write_file(file, R"({"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": -1, "a": []}},
                       "added_tokens": 7})");
-  CHECK(io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()).declarations == nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
+  CHECK(io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()).declarations ==
+        nlohmann::json::parse(R"({"decoder": {"type": "ByteLevel"},
                                                                          "model": {"type": "BPE"}})"));
   write_file(file, R"([{"model": {"vocab": 1}}, 2])");
-  CHECK(io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()).declarations == nlohmann::json::parse(R"([{"model": {"vocab": 1}}, 2])"));
+  CHECK(io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()).declarations ==
+        nlohmann::json::parse(R"([{"model": {"vocab": 1}}, 2])"));
   write_file(file, R"({"model": {"merges": 9e999}})");
-  check_refusal(file_refusal_of([&] { io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()); }), file_kind::malformed, file,
-                {"not valid JSON", "number overflow"});
-  check_refusal(file_refusal_of([&] { io::read_tokenizer_json(dir / "absent.json", io::tokenizer_json_options::declarations_only()); }), file_kind::io,
-                dir / "absent.json", {"cannot open"});
+  check_refusal(
+      file_refusal_of([&] { io::read_tokenizer_json(file, io::tokenizer_json_options::declarations_only()); }),
+      file_kind::malformed, file, {"not valid JSON", "number overflow"});
+  check_refusal(file_refusal_of([&] {
+                  io::read_tokenizer_json(dir / "absent.json", io::tokenizer_json_options::declarations_only());
+                }),
+                file_kind::io, dir / "absent.json", {"cannot open"});
 }
 
 TEST_CASE("model.merges: read when asked, in either form, in order, and skipped by default") {
@@ -298,7 +302,8 @@ TEST_CASE("model.merges: read when asked, in either form, in order, and skipped 
                    "merges": [["a", "b"], ["a b", "ab"]]}})";
   for (const std::string& text : {strings, arrays}) {
     write_file(tokenizer, text);
-    const io::tokenizer_json_contents read = io::read_tokenizer_json(tokenizer, io::tokenizer_json_options::with_merges());
+    const io::tokenizer_json_contents read =
+        io::read_tokenizer_json(tokenizer, io::tokenizer_json_options::with_merges());
     CHECK(read.merges == whole(text));
     CHECK(read.merges.size() == 2);
     CHECK(read.vocabulary.ids.size() == 5);
@@ -319,8 +324,9 @@ TEST_CASE("model.merges: a merge of neither form is refused naming the file and 
   };
   check_refusal(refusal(R"("a b")"), file_kind::malformed, tokenizer, {"model.merges is not an array"});
   check_refusal(refusal(R"({"a": "b"})"), file_kind::malformed, tokenizer, {"model.merges is not an array"});
-  for (const char* merges : {R"(["a b", "ab"])", R"(["a b", "a b c"])", R"(["a b", ["a"]])", R"(["a b", ["a", "b", "c"]])",
-                             R"(["a b", [1, 2]])", R"(["a b", 5])", R"(["a b", ["a", ["b"]]])", R"(["a b", {"a": "b"}])"})
+  for (const char* merges :
+       {R"(["a b", "ab"])", R"(["a b", "a b c"])", R"(["a b", ["a"]])", R"(["a b", ["a", "b", "c"]])",
+        R"(["a b", [1, 2]])", R"(["a b", 5])", R"(["a b", ["a", ["b"]]])", R"(["a b", {"a": "b"}])"})
     check_refusal(refusal(merges), file_kind::malformed, tokenizer, {"model.merges[1] is not a merge of two tokens"});
   // Not asked for, they are not read, so not refused.
   write_file(tokenizer, R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [5]}})");

@@ -19,9 +19,9 @@
 #include <doctest/doctest.h>
 
 #include "io/safetensors.hpp"
+#include "io/support/file_refusals.hpp"
 #include "io/torch/pickle.hpp"
 #include "support/files.hpp"
-#include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
 #include "support/temp_dir.hpp"
 #include "support/zip_bytes.hpp"
@@ -106,14 +106,19 @@ TEST_CASE("a tied weight saved under two names is one range read twice, a view o
   CHECK(tied.tensors()[1].name == "head.weight");
   CHECK(tied.tensors()[0].offset == tied.tensors()[1].offset);
   CHECK(tied.read(tied.tensors()[1]) == tied.read(tied.tensors()[0]));
-  check_refusal(file_refusal_of([] { io::weight_file{formats / "refusals" / "view.bin", io::weight_format::torch}; }),
+  check_refusal(file_refusal_of([] {
+                  io::weight_file{formats / "refusals" / "view.bin", io::weight_format::torch};
+                }),
                 file_kind::malformed, formats / "refusals" / "view.bin",
                 {"tensors \"weight\" and \"row\" share part of their bytes"});
-  check_refusal(
-      file_refusal_of([] { io::weight_file{formats / "refusals" / "transposed.bin", io::weight_format::torch}; }),
-      file_kind::malformed, formats / "refusals" / "transposed.bin",
-      {"tensor \"weight\" is not contiguous (shape [3, 2], strides [1, 3])"});
-  check_refusal(file_refusal_of([] { io::weight_file{formats / "refusals" / "legacy.bin", io::weight_format::torch}; }),
+  check_refusal(file_refusal_of([] {
+                  io::weight_file{formats / "refusals" / "transposed.bin", io::weight_format::torch};
+                }),
+                file_kind::malformed, formats / "refusals" / "transposed.bin",
+                {"tensor \"weight\" is not contiguous (shape [3, 2], strides [1, 3])"});
+  check_refusal(file_refusal_of([] {
+                  io::weight_file{formats / "refusals" / "legacy.bin", io::weight_format::torch};
+                }),
                 file_kind::malformed, formats / "refusals" / "legacy.bin",
                 {"torch's legacy format", "before torch 1.6"});
 }
@@ -127,7 +132,9 @@ TEST_CASE("a pickle that names os.system or builtins.eval is refused by the glob
     std::error_code ignored;
     fs::remove(trace, ignored);
     const fs::path file = formats / "refusals" / fixture;
-    check_refusal(file_refusal_of([&] { io::weight_file{file, io::weight_format::torch}; }),
+    check_refusal(file_refusal_of([&] {
+                    io::weight_file{file, io::weight_format::torch};
+                  }),
                   file_kind::malformed, file, {"data.pkl names the global", global, "nothing"});
     CHECK(!fs::exists(trace));
   }
@@ -135,12 +142,12 @@ TEST_CASE("a pickle that names os.system or builtins.eval is refused by the glob
 
 TEST_CASE("hand-built checkpoints: a zip64 directory or none, a view inside a larger storage, a parameter") {
   temp_dir dir;
-  const std::string pickle = state_dict_pickle({float_tensor("w", "0", 6, {2, 3}, {3, 1}),
-                                                float_tensor("row", "1", 8, {4}, {1}, 4),
-                                                float_tensor("scalar", "2", 1, {}, {})});
+  const std::string pickle =
+      state_dict_pickle({float_tensor("w", "0", 6, {2, 3}, {3, 1}), float_tensor("row", "1", 8, {4}, {1}, 4),
+                         float_tensor("scalar", "2", 1, {}, {})});
   for (bool zip64 : {true, false}) {
-    std::vector<zip_member> members{{"arch/data.pkl", pickle}, {"arch/data/0", floats(6)},
-                                    {"arch/data/1", floats(8)}, {"arch/data/2", floats(1)}};
+    std::vector<zip_member> members{
+        {"arch/data.pkl", pickle}, {"arch/data/0", floats(6)}, {"arch/data/1", floats(8)}, {"arch/data/2", floats(1)}};
     write_file(dir / "pytorch_model.bin", zip_bytes(members, zip64));
     const io::weight_file file(dir / "pytorch_model.bin", io::weight_format::torch);
     REQUIRE(file.tensors().size() == 3);
@@ -222,16 +229,19 @@ TEST_CASE("archives a torch checkpoint cannot be: each refused naming the file a
     complex.storage_type = "ComplexFloatStorage";
     check_bin_refusal(dir, torch_zip_bytes("a", state_dict_pickle({complex}), storage),
                       {"names the global \"torch.ComplexFloatStorage\""});
-    check_bin_refusal(dir, torch_zip_bytes("a", state_dict_pickle({float_tensor("w", "0", 4, {4}, {1})},
-                                                                  "_rebuild_sparse_tensor"),
-                                           storage),
-                      {"names the global \"torch._utils._rebuild_sparse_tensor\""});
+    check_bin_refusal(
+        dir,
+        torch_zip_bytes("a", state_dict_pickle({float_tensor("w", "0", 4, {4}, {1})}, "_rebuild_sparse_tensor"),
+                        storage),
+        {"names the global \"torch._utils._rebuild_sparse_tensor\""});
   }
 }
 
 TEST_CASE("the pickle interpreter: plain data, memo and protocol 4 framing read, everything else refused") {
   const fs::path file = "model/pytorch_model.bin";
-  const auto state_dict = [&](const std::string& pickle) { return io::read_torch_state_dict(file, "a/data.pkl", pickle); };
+  const auto state_dict = [&](const std::string& pickle) {
+    return io::read_torch_state_dict(file, "a/data.pkl", pickle);
+  };
   const auto refused = [&](const std::string& pickle, std::initializer_list<std::string_view> words) {
     check_refusal(file_refusal_of([&] { state_dict(pickle); }), file_kind::malformed, file, words);
   };
@@ -245,7 +255,11 @@ TEST_CASE("the pickle interpreter: plain data, memo and protocol 4 framing read,
   SUBCASE("globals outside the allow-list, however they are named") {
     refused("\x80\x02" + pickle_global("os", "system") + pickle_str("touch x") + "\x85R.",
             {"a/data.pkl names the global \"os.system\"", "nothing in the file was run"});
-    refused("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", {"names the global \"builtins.eval\""});
+    refused(
+        "\x80\x04\x8c\x08"
+        "builtins\x8c\x04"
+        "eval\x93.",
+        {"names the global \"builtins.eval\""});
     refused("\x80\x02(i__builtin__\nexec\n.", {"names the global \"__builtin__.exec\""});
     CHECK(state_dict("\x80\x02" + pickle_global("collections", "OrderedDict") + ")R.").empty());
   }
@@ -256,17 +270,29 @@ TEST_CASE("the pickle interpreter: plain data, memo and protocol 4 framing read,
     refused("\x80\x01}.", {"pickle protocol 1"});
   }
   SUBCASE("a value that would contain itself, or is nested without end") {
-    refused("\x80\x02]q\x00h\x00" "a."s, {"to itself"});
-    refused("\x80\x02]q\x00]h\x00" "aa."s, {"after it was used"});
+    refused(
+        "\x80\x02]q\x00h\x00"
+        "a."s,
+        {"to itself"});
+    refused(
+        "\x80\x02]q\x00]h\x00"
+        "aa."s,
+        {"after it was used"});
     refused("\x80\x02" + std::string(1001, '('), {"more than 1000 open MARKs"});
     refused("\x80\x02)" + std::string(1001, '\x85') + ".", {"nested deeper than 1000 levels"});
   }
   SUBCASE("a pickle cut short, or that leaves more than its value") {
-    refused("\x80\x02X\x10\x00\x00\x00" "abc"s, {"ends inside an opcode's argument"});
+    refused(
+        "\x80\x02X\x10\x00\x00\x00"
+        "abc"s,
+        {"ends inside an opcode's argument"});
     refused("\x80\x02}", {"ends without STOP"});
     refused("\x80\x02}}.", {"STOP with 2 values"});
     refused("\x80\x02h\x05.", {"memo entry 5, which was never put"});
-    refused("\x80\x02" "a.", {"takes a value the stack does not hold"});
+    refused(
+        "\x80\x02"
+        "a.",
+        {"takes a value the stack does not hold"});
   }
   SUBCASE("a state dict that is no dict of tensors") {
     refused("\x80\x02]q\x00."s, {"no dict of tensor name -> tensor"});

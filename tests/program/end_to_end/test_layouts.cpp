@@ -19,9 +19,10 @@
 
 #include "clp_oracle.hpp"
 #include "harness.hpp"
-#include "io/hf_model.hpp"
+#include "io/embedding_names.hpp"
 #include "io/language_model_config.hpp"
 #include "io/safetensors.hpp"
+#include "io/tokenizer/files.hpp"
 #include "layout_fixtures.hpp"
 #include "model_fixtures.hpp"
 #include "output_checks.hpp"

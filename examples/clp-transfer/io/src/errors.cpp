@@ -61,14 +61,16 @@ std::string json_reason(std::string_view message) {
     if (column_at != std::string_view::npos && colon != std::string_view::npos) {
       const std::string_view line = message.substr(at_line.size(), column_at - at_line.size());
       const std::string_view col = message.substr(column_at + column.size(), colon - column_at - column.size());
-      return "line " + std::string(line) + " column " + std::string(col) + ": " + std::string(message.substr(colon + 2));
+      return "line " + std::string(line) + " column " + std::string(col) + ": " +
+             std::string(message.substr(colon + 2));
     }
   }
   if (message.rfind("parse error: ", 0) == 0) message.remove_prefix(13);
   return std::string(message);
 }
 
-void malformed_json(const std::filesystem::path& file, const std::string& what, const nlohmann::json::exception& cause) {
+void malformed_json(const std::filesystem::path& file, const std::string& what,
+                    const nlohmann::json::exception& cause) {
   std::string reason = json_reason(cause.what());
   if (reason.rfind("line ", 0) == 0) {
     const std::size_t colon = reason.find(": ");

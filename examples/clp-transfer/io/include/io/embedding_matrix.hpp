@@ -26,11 +26,7 @@
 #include "io/model_weights.hpp"
 #include "io/safetensors.hpp"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#include <unistd.h>
 #include "io/library_names.hpp"
-#endif
 
 namespace clp_transfer {
 
@@ -42,20 +38,7 @@ class page_buffer {
   /// The transparent huge page size the buffers are aligned to (x86-64, and arm64 with 4 KiB pages).
   static constexpr std::size_t huge_page = std::size_t(2) << 20;
 
-  explicit page_buffer(std::size_t bytes = 0) {
-    if (bytes == 0) return;
-    const std::size_t alignment = bytes >= huge_page ? huge_page : 64;
-    size_ = (bytes + alignment - 1) / alignment * alignment;
-#ifdef __linux__
-    if (alignment == huge_page) {
-      memory_ = map_aligned(size_);
-      return;
-    }
-#endif
-    void* memory = std::aligned_alloc(alignment, size_);
-    if (memory == nullptr) throw std::bad_alloc();
-    memory_.reset(memory);
-  }
+  explicit page_buffer(std::size_t bytes = 0);
   void* data() const { return memory_.get(); }
   /// The bytes it holds: the size asked for, rounded up to its alignment.
   std::size_t size() const { return size_; }
@@ -67,71 +50,23 @@ class page_buffer {
   /// this runs (its pages, if any, are dropped). The range moved from stays this buffer's and
   /// reads as zero afterwards. Moves nothing but on Linux (5.7 on), in a buffer of its own
   /// mapping.
-  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to) {
-    std::size_t moved = 0;
-#if defined(__linux__) && defined(MREMAP_DONTUNMAP)
-    if (memory_.get_deleter().mapped == 0) return 0;
-    auto* const base = static_cast<char*>(data());
-    // One huge page per call: earlier moves split the mapping, and mremap moves within one piece.
-    // DONTUNMAP leaves the old range mapped (empty), so no other mapping can take its place.
-    for (; moved < size; moved += huge_page)
-      if (::mremap(base + from + moved, huge_page, huge_page, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
-                   base + to + moved) == MAP_FAILED)
-        break;
-#else
-    (void)from;
-    (void)size;
-    (void)to;
-#endif
-    return moved;
-  }
+  std::size_t move_pages(std::size_t from, std::size_t size, std::size_t to);
 
  private:
   struct release {
     std::size_t mapped = 0;  ///< bytes of a mapping of its own, 0 for memory from aligned_alloc
-    void operator()(void* p) const {
-#ifdef __linux__
-      if (mapped != 0) {
-        ::munmap(p, mapped);
-        return;
-      }
-#endif
-      std::free(p);
-    }
+    void operator()(void* p) const;
   };
 #ifdef __linux__
   /// `size` bytes (a multiple of huge_page) mapped privately, starting on a huge page.
-  static std::unique_ptr<void, release> map_aligned(std::size_t size) {
-    void* const mapped = ::mmap(nullptr, size + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED) throw std::bad_alloc();
-    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
-    const std::uintptr_t aligned = (start + huge_page - 1) / huge_page * huge_page;
-    if (aligned > start) ::munmap(mapped, aligned - start);
-    if (const std::uintptr_t tail = start + huge_page - aligned; tail > 0)
-      ::munmap(reinterpret_cast<void*>(aligned + size), tail);
-    ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);
-    return {reinterpret_cast<void*>(aligned), release{size}};
-  }
+  static std::unique_ptr<void, release> map_aligned(std::size_t size);
 #endif
   std::unique_ptr<void, release> memory_{nullptr, release{}};
   std::size_t size_ = 0;
 };
 
 /// The library's element type of a safetensors dtype; nullopt for a dtype that is not one.
-inline std::optional<clp::element_type> element_type_of(io::dtype dtype) {
-  switch (dtype) {
-    case io::dtype::f32:
-      return clp::element_type::float32;
-    case io::dtype::f64:
-      return clp::element_type::float64;
-    case io::dtype::f16:
-      return clp::element_type::float16;
-    case io::dtype::bf16:
-      return clp::element_type::bfloat16;
-    default:
-      return std::nullopt;
-  }
-}
+std::optional<clp::element_type> element_type_of(io::dtype dtype);
 
 /// A 2-D matrix of a checkpoint (an input, mapped) or of the output (in memory), in its own dtype.
 class embedding_matrix {
@@ -205,7 +140,8 @@ class embedding_matrix {
       : dtype_(dtype), rows_(rows), cols_(cols), file_(std::move(file)), tensor_(std::move(tensor)) {
     const auto type = element_type_of(dtype);
     if (!type)
-      throw io::malformed_file(file_, "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)", tensor_);
+      throw io::malformed_file(file_, "is " + dtype_name() + ", not an embedding type (F32, F64, F16 or BF16)",
+                               tensor_);
     type_ = *type;
   }
   static embedding_matrix map(const io::located_tensor& found, Index rows, Index cols);
@@ -221,71 +157,14 @@ class embedding_matrix {
   bool writable_ = false;
 };
 
-inline embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name) {
-  const io::located_tensor found = weights.locate(name);
-  if (found.tensor.shape.size() != 2)
-    io::malformed(found.file.path(), "has shape " + io::format_shape(found.tensor.shape) + ", not [rows, cols]", name);
-  return map(found, found.tensor.shape[0], found.tensor.shape[1]);
-}
-
-inline embedding_matrix embedding_matrix::read(const io::model_weights& weights, const std::string& name, Index rows,
-                                               Index cols) {
-  const io::located_tensor found = weights.locate(name);
-  std::int64_t count = 1;
-  for (std::int64_t d : found.tensor.shape) count *= d;
-  if (count != rows * cols)
-    io::malformed(found.file.path(),
-                  "has shape " + io::format_shape(found.tensor.shape) + ", not " + std::to_string(rows) + " x " +
-                      std::to_string(cols) + " values",
-                  name);
-  return map(found, rows, cols);
-}
-
 /// The bytes mapped, or read into memory when they are not aligned for the element type (the
 /// format allows it).
-inline embedding_matrix embedding_matrix::map(const io::located_tensor& found, Index rows, Index cols) {
-  const io::tensor_entry& tensor = found.tensor;
-  embedding_matrix m(tensor.dtype, rows, cols, found.file.path(), tensor.name);
-  if (tensor.byte_size > 0 && tensor.offset % clp::element_size(m.type_) == 0) {
-    m.mapping_ = found.file.map(tensor);
-    m.data_ = const_cast<void*>(m.mapping_.data());  // never written: writable_ stays false
-  } else {
-    m.memory_ = page_buffer(tensor.byte_size);
-    m.data_ = m.memory_.data();
-    found.file.read(tensor, m.data_, tensor.byte_size);
-  }
-  return m;
-}
-
-inline void embedding_matrix::release_pages(std::size_t offset, std::size_t size) {
-  if (!writable_) throw std::logic_error(description() + " is read-only");
-#ifdef __linux__
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto start = reinterpret_cast<std::uintptr_t>(data_) + offset;
-  const std::uintptr_t begin = (start + page - 1) / page * page, end = (start + size) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-#else
-  (void)offset;
-  (void)size;
-#endif
-}
 
 /// Throws clp::non_finite_input naming the file, tensor, row and column of the first NaN or
 /// infinite element of `m` among rows `rows` (in their order), screened in parallel.
-inline void require_finite(const embedding_matrix& m, const std::vector<Index>& rows, int threads = 0) {
-  if (const auto at = clp::find_non_finite(m.view(), rows, threads)) {
-    clp::error_facts facts = m.origin();
-    facts.row = at->row;
-    facts.column = at->column;
-    throw clp::non_finite_input(std::move(facts));
-  }
-}
+void require_finite(const embedding_matrix& m, const std::vector<Index>& rows, int threads = 0);
 
 /// The same over every row of `m`.
-inline void require_finite(const embedding_matrix& m, int threads = 0) {
-  std::vector<Index> all(static_cast<std::size_t>(m.rows()));
-  for (Index r = 0; r < m.rows(); ++r) all[static_cast<std::size_t>(r)] = r;
-  require_finite(m, all, threads);
-}
+void require_finite(const embedding_matrix& m, int threads = 0);
 
 }  // namespace clp_transfer

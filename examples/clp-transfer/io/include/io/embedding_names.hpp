@@ -82,12 +82,7 @@ std::optional<std::string> find_embedding(const std::filesystem::path& where, co
 /// @param[in] where  checkpoint, for messages
 /// @param[in] names  every tensor name in the checkpoint
 /// @param[in] name   the name given
-inline void require_tensor(const std::filesystem::path& where, const std::vector<std::string>& names,
-                           const std::string& name) {
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw clp::invalid_argument(about(where),
-                                "no tensor " + quoted_name(name) + " (named explicitly) in the checkpoint");
-}
+void require_tensor(const std::filesystem::path& where, const std::vector<std::string>& names, const std::string& name);
 
 }  // namespace detail
 
@@ -96,32 +91,16 @@ inline void require_tensor(const std::filesystem::path& where, const std::vector
 /// @param[in] where          checkpoint (folder or file), for messages
 /// @param[in] names          every tensor name in the checkpoint
 /// @param[in] explicit_name  user override; empty to search
-inline std::string find_input_embedding(const std::filesystem::path& where, const std::vector<std::string>& names,
-                                        const std::string& explicit_name = {}) {
-  if (!explicit_name.empty()) {
-    detail::require_tensor(where, names, explicit_name);
-    return explicit_name;
-  }
-  if (auto found = detail::find_embedding(where, names, input_embedding_suffixes, "input embedding")) return *found;
-  std::string list;
-  for (std::string_view suffix : input_embedding_suffixes) list += (list.empty() ? "" : ", ") + std::string(suffix);
-  malformed(where, "no input embedding among " + std::to_string(names.size()) +
-                       " tensors (looked for names ending in " + list + "); name it explicitly");
-}
+std::string find_input_embedding(const std::filesystem::path& where, const std::vector<std::string>& names,
+                                 const std::string& explicit_name = {});
 
 /// The untied output head's tensor name, or nullopt when the head is tied to the input
 /// embedding: `explicit_name` when given, else found by output_embedding_suffixes.
 /// @param[in] where          checkpoint (folder or file), for messages
 /// @param[in] names          every tensor name in the checkpoint
 /// @param[in] explicit_name  user override; empty to search
-inline std::optional<std::string> find_output_embedding(const std::filesystem::path& where,
-                                                        const std::vector<std::string>& names,
-                                                        const std::string& explicit_name = {}) {
-  if (!explicit_name.empty()) {
-    detail::require_tensor(where, names, explicit_name);
-    return explicit_name;
-  }
-  return detail::find_embedding(where, names, output_embedding_suffixes, "output head");
-}
+std::optional<std::string> find_output_embedding(const std::filesystem::path& where,
+                                                 const std::vector<std::string>& names,
+                                                 const std::string& explicit_name = {});
 
 }  // namespace clp_transfer::io

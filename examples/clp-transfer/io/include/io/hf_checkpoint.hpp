@@ -12,7 +12,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -35,18 +34,7 @@ struct model_json_files {
   /// Reads those of config.json (unless `config` is false), generation_config.json,
   /// tokenizer_config.json and special_tokens_map.json that `folder` holds; throws naming a file
   /// that is not JSON.
-  static model_json_files read(const std::filesystem::path& folder, bool config = true) {
-    const auto optional = [&](const char* name) {
-      return io::read_json_file_if_present<nlohmann::ordered_json>(folder / name);
-    };
-    model_json_files files;
-    files.folder = folder;
-    if (config) files.config = optional("config.json");
-    files.generation_config = optional("generation_config.json");
-    files.tokenizer_config = optional("tokenizer_config.json");
-    files.special_tokens_map = optional("special_tokens_map.json");
-    return files;
-  }
+  static model_json_files read(const std::filesystem::path& folder, bool config = true);
 
   /// The path of file `name` of the folder, for messages.
   std::filesystem::path path(const char* name) const { return folder / name; }
@@ -72,20 +60,7 @@ struct hf_checkpoint {
   /// weights as soon as their headers are read, before the tokenizer is parsed (read_models.hpp
   /// starts bringing in the embeddings' pages there).
   static hf_checkpoint read(const std::filesystem::path& folder,
-                            const std::function<void(const io::model_weights&)>& headers_read = {}) {
-    std::error_code ignored;
-    if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
-    const std::filesystem::path config_file = folder / "config.json";
-    auto config = io::read_json_file<nlohmann::ordered_json>(config_file);
-    if (!config.is_object()) io::malformed(config_file, "not a JSON object");
-    io::model_weights weights(folder);
-    if (headers_read) headers_read(weights);
-    model_json_files json = model_json_files::read(folder, /*config=*/false);
-    json.config = std::move(config);
-    const nlohmann::ordered_json* tokenizer_config = json.tokenizer_config ? &*json.tokenizer_config : nullptr;
-    tokenizer_reading tokenizer = read_folder_tokenizer(folder, tokenizer_config);
-    return {folder, std::move(json), std::move(weights), std::move(tokenizer)};
-  }
+                            const std::function<void(const io::model_weights&)>& headers_read = {});
 };
 
 }  // namespace clp_transfer

@@ -5,16 +5,8 @@
 // way (through a temporary name and a rename).
 #pragma once
 
-#include <stdlib.h>
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 
 #include "io/errors.hpp"
 #include "io/library_names.hpp"
@@ -23,50 +15,22 @@
 namespace clp_transfer::io {
 
 /// `output` without a trailing separator ("out/" names the folder "out").
-inline std::filesystem::path without_trailing_separator(std::filesystem::path output) {
-  return output.filename().empty() ? output.parent_path() : output;
-}
+std::filesystem::path without_trailing_separator(std::filesystem::path output);
 
 /// The folder that will hold `output` (given without trailing separator): its parent, or "."
 /// for a bare name.
-inline std::filesystem::path parent_directory(const std::filesystem::path& output) {
-  return output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
-}
+std::filesystem::path parent_directory(const std::filesystem::path& output);
 
 /// Throws clp::invalid_argument naming `output` when it exists and `force` is false, or when its
 /// parent folder is missing. Call it before any work, so that a long run does not end in a
 /// refusal.
 /// @param[in] output  output folder to be created
 /// @param[in] force   whether an existing output may be replaced
-inline void check_output_available(const std::filesystem::path& output, bool force) {
-  const std::filesystem::path target = without_trailing_separator(output);
-  std::error_code ignored;
-  if (!force && std::filesystem::exists(std::filesystem::symlink_status(target, ignored)))
-    throw clp::invalid_argument(about(target), "already exists (use --force to replace it)");
-  if (!std::filesystem::is_directory(parent_directory(target), ignored))
-    throw clp::invalid_argument(about(target),
-                                "parent directory " + parent_directory(target).string() + " does not exist");
-}
+void check_output_available(const std::filesystem::path& output, bool force);
 
 /// Writes `text` to `path` through a temporary file in the same folder and a rename, so that a
 /// reader never sees half a file; with `durable`, the file is flushed to disk before the rename.
-inline void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = false) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      const int code = errno;
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      errno = code;
-      failed(path, "cannot write");
-    }
-  }
-  if (durable) flush_to_disk(temporary);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) failed(path, "cannot move into place");
-}
+void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable = false);
 
 /// A temporary folder beside an output path that becomes the output only by commit(). Being in
 /// the same parent makes the final rename atomic. Destroyed without commit(), it removes itself
@@ -75,25 +39,11 @@ class staging_directory {
  public:
   /// Creates an empty `.NAME.tmp-XXXXXX` folder beside `output`.
   /// @param[in] output  final output folder (need not exist; its parent must)
-  explicit staging_directory(const std::filesystem::path& output) : target_(without_trailing_separator(output)) {
-    std::string pattern = (parent_directory(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) failed(pattern, "cannot create a staging directory");
-    path_ = pattern;
-    // mkdtemp makes the folder private (0700); the committed output should get the permissions
-    // a plain mkdir would give. umask can only be read by setting it.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::chmod(path_.c_str(), 0777 & ~mask);
-  }
+  explicit staging_directory(const std::filesystem::path& output);
 
   staging_directory(const staging_directory&) = delete;
   staging_directory& operator=(const staging_directory&) = delete;
-  ~staging_directory() {
-    if (!committed_) {
-      std::error_code ignored;
-      std::filesystem::remove_all(path_, ignored);
-    }
-  }
+  ~staging_directory();
 
   /// The staging folder to write into.
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -102,25 +52,7 @@ class staging_directory {
   /// renamed aside and removed only after the new one is in place, so a failure at any step
   /// leaves the old output where it was.
   /// @param[in] force  whether an existing output may be replaced
-  void commit(bool force) {
-    std::error_code ignored;
-    if (!std::filesystem::exists(std::filesystem::symlink_status(target_, ignored))) {
-      if (std::rename(path_.c_str(), target_.c_str()) != 0) failed(target_, "cannot move the new output into place");
-      committed_ = true;
-      return;
-    }
-    if (!force) throw clp::invalid_argument(about(target_), "already exists (use --force to replace it)");
-    // The staging name is unique (mkdtemp), so the name derived from it is free as well.
-    const std::filesystem::path aside = path_.string() + ".old";
-    if (std::rename(target_.c_str(), aside.c_str()) != 0) failed(target_, "cannot move the old output aside");
-    if (std::rename(path_.c_str(), target_.c_str()) != 0) {
-      const std::string problem = std::string("cannot move the new output into place: ") + std::strerror(errno);
-      const bool restored = std::rename(aside.c_str(), target_.c_str()) == 0;
-      throw io_error(target_, problem + (restored ? "" : "; the old output is now at " + aside.string()));
-    }
-    committed_ = true;
-    std::filesystem::remove_all(aside, ignored);  // a leftover would only cost disk space
-  }
+  void commit(bool force);
 
  private:
   std::filesystem::path target_;

@@ -41,24 +41,7 @@ class weight_file {
   /// malformed_file (a file that lies, or is not of the format) naming the file.
   /// @param[in] path    the file
   /// @param[in] format  its format
-  weight_file(std::filesystem::path path, weight_format format) : path_(std::move(path)), format_(format) {
-    fd_ = file_descriptor(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd_.get() < 0) failed(path_, "cannot open");
-    struct stat info {};
-    if (::fstat(fd_.get(), &info) != 0) failed(path_, "cannot stat");
-    if (!S_ISREG(info.st_mode)) throw io_error(path_, "not a regular file");
-    file_size_ = static_cast<std::uint64_t>(info.st_size);
-    if (format == weight_format::safetensors) {
-      safetensors_header header = read_safetensors_header(path_, fd_.get(), file_size_);
-      data_start_ = header.data_start;
-      tensors_ = std::move(header.tensors);
-      metadata_ = std::move(header.metadata);
-    } else {
-      tensors_ = read_torch_checkpoint(path_, fd_.get(), file_size_);
-      metadata_ = {{"format", "pt"}};  // what transformers writes into the safetensors it saves
-    }
-    for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_.emplace(tensors_[i].name, i);
-  }
+  weight_file(std::filesystem::path path, weight_format format);
 
   const std::filesystem::path& path() const noexcept { return path_; }
   weight_format format() const noexcept { return format_; }
@@ -88,32 +71,18 @@ class weight_file {
   /// @param[in]  tensor       an entry of this file's tensors()
   /// @param[out] buffer       tensor.byte_size writable bytes
   /// @param[in]  buffer_size  size of `buffer`; must equal tensor.byte_size
-  void read(const tensor_entry& tensor, void* buffer, std::size_t buffer_size) const {
-    if (buffer_size != tensor.byte_size)
-      throw clp::invalid_argument(
-          about(path_, tensor.name),
-          "holds " + std::to_string(tensor.byte_size) + " bytes but the buffer holds " + std::to_string(buffer_size));
-    read_exactly(path_, fd_.get(), buffer, buffer_size, tensor.offset, "tensor " + quoted_name(tensor.name));
-  }
+  void read(const tensor_entry& tensor, void* buffer, std::size_t buffer_size) const;
 
   /// Reads the bytes of `tensor` into a new vector (for small tensors; large ones should go
   /// through map() or copy_range()).
-  std::vector<std::byte> read(const tensor_entry& tensor) const {
-    std::vector<std::byte> bytes(tensor.byte_size);
-    read(tensor, bytes.data(), bytes.size());
-    return bytes;
-  }
+  std::vector<std::byte> read(const tensor_entry& tensor) const;
 
   /// Maps the bytes of `tensor` read-only, with the pages populated up front (one system call
   /// instead of a page fault per 4 KiB, and no copy out of the page cache). The tensors were
   /// checked against the file's size, but like any mapping this one assumes that nobody
   /// truncates the file while it is mapped.
   /// @param[in] tensor  an entry of this file's tensors(), with byte_size > 0
-  mapped_bytes map(const tensor_entry& tensor) const {
-    mapped_bytes bytes = mapped_bytes::populated(fd_.get(), tensor.offset, tensor.byte_size);
-    if (bytes.data() == nullptr) failed(path_, "cannot map tensor " + quoted_name(tensor.name));
-    return bytes;
-  }
+  mapped_bytes map(const tensor_entry& tensor) const;
 
  protected:
   /// A safetensors file's data section starts here: 8 + its header's length (0 for a torch

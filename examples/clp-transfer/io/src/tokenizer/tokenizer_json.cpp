@@ -325,8 +325,7 @@ class tokenizer_json_reader final : public nlohmann::json_sax<nlohmann::json> {
   }
   /// Whether a scalar here is a top-level member that may be a vocab.json's token.
   bool at_top_level_number(const nlohmann::json& value) const {
-    return reading_.may_be_vocab_json && reading_.options.vocabulary && tree_.depth() == 1 &&
-           value.is_number_integer();
+    return reading_.may_be_vocab_json && reading_.options.vocabulary && tree_.depth() == 1 && value.is_number_integer();
   }
 
   const std::filesystem::path& file_;

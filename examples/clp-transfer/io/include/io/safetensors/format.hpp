@@ -36,21 +36,13 @@ inline constexpr dtype_info dtype_table[] = {
     {dtype::u64, "U64", 8},         {dtype::i64, "I64", 8}, {dtype::f64, "F64", 8}};
 
 /// The table row of `type`, or nullptr for a value outside the enumeration.
-inline const dtype_info* find_dtype(dtype type) {
-  for (const dtype_info& info : dtype_table)
-    if (info.type == type) return &info;
-  return nullptr;
-}
+const dtype_info* find_dtype(dtype type);
 
 }  // namespace detail
 
 /// The dtype a header names, e.g. "BF16"; nullopt for a name this layer does not know.
 /// @param[in] name  dtype as written in a safetensors header (case matters, as in the format)
-inline std::optional<dtype> parse_dtype(std::string_view name) {
-  for (const detail::dtype_info& info : detail::dtype_table)
-    if (info.name == name) return info.type;
-  return std::nullopt;
-}
+std::optional<dtype> parse_dtype(std::string_view name);
 
 /// The name a header uses for `type`, e.g. "BF16" ("?" for a value outside the enumeration).
 /// @param[in] type  element type
@@ -74,24 +66,11 @@ inline constexpr std::uint64_t max_tensor_bytes = std::uint64_t{1} << 62;
 /// max_tensor_bytes; a zero dimension gives 0 whatever the others are.
 /// @param[in] shape         dimensions
 /// @param[in] element_size  bytes per element (> 0)
-inline std::optional<std::uint64_t> element_count(const std::vector<std::int64_t>& shape, std::size_t element_size) {
-  if (std::any_of(shape.begin(), shape.end(), [](std::int64_t d) { return d < 0; })) return std::nullopt;
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
-  std::uint64_t count = 1;
-  for (std::int64_t d : shape) {
-    if (count > max_tensor_bytes / element_size / static_cast<std::uint64_t>(d)) return std::nullopt;
-    count *= static_cast<std::uint64_t>(d);
-  }
-  return count;
-}
+std::optional<std::uint64_t> element_count(const std::vector<std::int64_t>& shape, std::size_t element_size);
 
 /// The 8 little-endian bytes of a header length, as the format starts a file.
 /// @param[in] length  header length in bytes
-inline std::string length_prefix(std::uint64_t length) {
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>(length >> (8 * i));
-  return bytes;
-}
+std::string length_prefix(std::uint64_t length);
 
 /// One tensor as the header describes it, with offsets resolved to the file.
 struct tensor_entry {

@@ -53,19 +53,8 @@ class file_descriptor {
 /// @param[in]  size    bytes to read
 /// @param[in]  offset  byte offset in the file
 /// @param[in]  what    what is being read, for messages ("the header", "tensor "x"")
-inline void read_exactly(const std::filesystem::path& path, int fd, void* buffer, std::size_t size,
-                         std::uint64_t offset, const std::string& what) {
-  auto* out = static_cast<char*>(buffer);
-  while (size > 0) {
-    const ssize_t got = ::pread(fd, out, size, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) failed(path, "reading " + what);
-    if (got == 0) throw truncated_file(path, offset + size, offset, what);
-    out += got;
-    size -= static_cast<std::size_t>(got);
-    offset += static_cast<std::uint64_t>(got);
-  }
-}
+void read_exactly(const std::filesystem::path& path, int fd, void* buffer, std::size_t size, std::uint64_t offset,
+                  const std::string& what);
 
 /// Writes all `size` bytes at `offset` of `fd`, retrying short writes.
 /// @param[in] path    file behind `fd`, for messages
@@ -73,18 +62,7 @@ inline void read_exactly(const std::filesystem::path& path, int fd, void* buffer
 /// @param[in] data    `size` readable bytes
 /// @param[in] size    bytes to write
 /// @param[in] offset  byte offset in the file
-inline void write_exactly(const std::filesystem::path& path, int fd, const void* data, std::size_t size,
-                          std::uint64_t offset) {
-  const auto* in = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t put = ::pwrite(fd, in, size, static_cast<off_t>(offset));
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0) failed(path, "writing");
-    in += put;
-    size -= static_cast<std::size_t>(put);
-    offset += static_cast<std::uint64_t>(put);
-  }
-}
+void write_exactly(const std::filesystem::path& path, int fd, const void* data, std::size_t size, std::uint64_t offset);
 
 /// Flushes file or folder `path` to disk (fsync); false, with errno set, when that failed.
 /// @param[in] path  file or folder

@@ -172,11 +172,6 @@ class protobuf_reader {
 };
 
 /// A fixed32 field's bits as the float they hold (protobuf's `float`).
-inline float protobuf_float(std::uint64_t bits) {
-  const auto narrow = static_cast<std::uint32_t>(bits);
-  float value;
-  std::memcpy(&value, &narrow, sizeof value);
-  return value;
-}
+float protobuf_float(std::uint64_t bits);
 
 }  // namespace clp_transfer::io

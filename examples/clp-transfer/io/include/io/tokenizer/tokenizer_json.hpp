@@ -60,7 +60,8 @@ struct tokenizer_json_contents {
 /// are refused; io::io_error when it cannot be read.
 /// @param[in] file     tokenizer.json
 /// @param[in] options  what to read besides the declarations
-tokenizer_json_contents read_tokenizer_json(const std::filesystem::path& file, const tokenizer_json_options& options = {});
+tokenizer_json_contents read_tokenizer_json(const std::filesystem::path& file,
+                                            const tokenizer_json_options& options = {});
 
 /// A JSON vocabulary file of either kind, as read_json_vocabulary finds it.
 struct json_vocabulary {

@@ -102,14 +102,6 @@ class vocabulary_builder {
 /// Reads a `vocab.json`: one object token -> id (GPT-2 style tokenizers without
 /// tokenizer.json).
 /// @param[in] file  vocab.json
-inline token_vocabulary read_vocab_json(const std::filesystem::path& file) {
-  const auto document = read_json_file<nlohmann::json>(file);
-  return naming_file(file, [&] {
-    if (!document.is_object()) malformed(file, "not a JSON object of token -> id");
-    detail::vocabulary_builder builder(file);
-    for (const auto& [token, id] : document.items()) builder.add(token, id, false);
-    return builder.finish();
-  });
-}
+token_vocabulary read_vocab_json(const std::filesystem::path& file);
 
 }  // namespace clp_transfer::io

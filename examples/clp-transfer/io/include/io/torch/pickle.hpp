@@ -36,7 +36,7 @@ namespace clp_transfer::io {
 struct torch_tensor_record {
   std::string name;
   std::string storage_key;
-  io::dtype dtype = io::dtype::f32;   ///< the storage's element type
+  io::dtype dtype = io::dtype::f32;    ///< the storage's element type
   std::uint64_t storage_elements = 0;  ///< elements the storage holds
   std::int64_t storage_offset = 0;     ///< of the tensor's first element, in elements
   std::vector<std::int64_t> shape, stride;
@@ -63,11 +63,7 @@ inline constexpr std::string_view rebuild_tensor_global = "torch._utils._rebuild
 inline constexpr std::string_view rebuild_parameter_global = "torch._utils._rebuild_parameter";
 
 /// The dtype of storage type `global` ("torch.HalfStorage"), or nullopt for another name.
-inline std::optional<dtype> torch_storage_dtype(std::string_view global) {
-  for (const auto& [name, type] : torch_storage_types)
-    if (global.size() == 6 + name.size() && global.substr(0, 6) == "torch." && global.substr(6) == name) return type;
-  return std::nullopt;
-}
+std::optional<dtype> torch_storage_dtype(std::string_view global);
 
 /// The allow-list and what each of its names does, for pickle_machine.
 class torch_pickle_hooks final : public pickle_hooks {
@@ -149,25 +145,10 @@ class torch_pickle_hooks final : public pickle_hooks {
 };
 
 /// A tuple of integers as a vector.
-inline std::vector<std::int64_t> integers_of(const pickle_value& tuple) {
-  std::vector<std::int64_t> values;
-  for (const pickle_ref& item : tuple.items) values.push_back(item->integer);
-  return values;
-}
+std::vector<std::int64_t> integers_of(const pickle_value& tuple);
 
 /// The record of the "tensor" object `tensor`, called `name`.
-inline torch_tensor_record tensor_record(std::string name, const pickle_value& tensor) {
-  const pickle_value& storage = *tensor.items[0];
-  torch_tensor_record record;
-  record.name = std::move(name);
-  record.dtype = *torch_storage_dtype(storage.items[0]->text);
-  record.storage_key = storage.items[1]->text;
-  record.storage_elements = static_cast<std::uint64_t>(storage.items[2]->integer);
-  record.storage_offset = tensor.items[1]->integer;
-  record.shape = integers_of(*tensor.items[2]);
-  record.stride = integers_of(*tensor.items[3]);
-  return record;
-}
+torch_tensor_record tensor_record(std::string name, const pickle_value& tensor);
 
 }  // namespace detail
 
@@ -176,26 +157,7 @@ inline torch_tensor_record tensor_record(std::string name, const pickle_value& t
 /// @param[in] file    the checkpoint, for messages
 /// @param[in] record  the pickle's record in it ("archive/data.pkl"), for messages
 /// @param[in] bytes   the pickle
-inline std::vector<torch_tensor_record> read_torch_state_dict(const std::filesystem::path& file,
-                                                              const std::string& record, std::string_view bytes) {
-  detail::torch_pickle_hooks hooks(file, record);
-  const pickle_ref root = pickle_machine(file, record, bytes, hooks).run();
-  using kind = pickle_value::kind;
-  if (!root->is(kind::dict)) malformed(file, record + " holds no dict of tensor name -> tensor (no state dict)");
-  std::vector<torch_tensor_record> tensors;
-  std::unordered_set<std::string_view> names;
-  for (std::size_t i = 0; i < root->items.size(); i += 2) {
-    const pickle_value& key = *root->items[i];
-    const pickle_value& value = *root->items[i + 1];
-    if (!key.is(kind::string)) malformed(file, record + " has a state dict key that is not a string");
-    if (!valid_utf8(key.text)) malformed(file, record + " has a tensor name that is not UTF-8");
-    if (!names.insert(key.text).second)
-      malformed(file, record + " gives the tensor name " + quoted_name(key.text) + " twice");
-    if (!value.is(kind::object) || value.text != "tensor")
-      malformed(file, record + " maps " + quoted_name(key.text) + " to something other than a tensor");
-    tensors.push_back(detail::tensor_record(key.text, value));
-  }
-  return tensors;
-}
+std::vector<torch_tensor_record> read_torch_state_dict(const std::filesystem::path& file, const std::string& record,
+                                                       std::string_view bytes);
 
 }  // namespace clp_transfer::io

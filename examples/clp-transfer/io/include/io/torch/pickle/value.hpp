@@ -43,17 +43,6 @@ struct pickle_value {
 /// A value of the hooks' own (a tensor, a storage) holding `items`, which are final from then on.
 /// @param[in] what   what it is, kept in pickle_value::text
 /// @param[in] items  values it keeps
-inline pickle_ref make_pickle_object(std::string what, std::vector<pickle_ref> items) {
-  auto value = std::make_shared<pickle_value>();
-  value->type = pickle_value::kind::object;
-  value->text = std::move(what);
-  for (const pickle_ref& item : items) {
-    item->frozen = true;
-    value->depth = std::max(value->depth, item->depth + 1);
-  }
-  value->items = std::move(items);
-  value->frozen = true;
-  return value;
-}
+pickle_ref make_pickle_object(std::string what, std::vector<pickle_ref> items);
 
 }  // namespace clp_transfer::io

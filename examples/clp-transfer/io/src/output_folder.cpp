@@ -1,0 +1,89 @@
+#include "io/output_folder.hpp"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+namespace clp_transfer::io {
+
+std::filesystem::path without_trailing_separator(std::filesystem::path output) {
+  return output.filename().empty() ? output.parent_path() : output;
+}
+
+std::filesystem::path parent_directory(const std::filesystem::path& output) {
+  return output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
+}
+
+void check_output_available(const std::filesystem::path& output, bool force) {
+  const std::filesystem::path target = without_trailing_separator(output);
+  std::error_code ignored;
+  if (!force && std::filesystem::exists(std::filesystem::symlink_status(target, ignored)))
+    throw clp::invalid_argument(about(target), "already exists (use --force to replace it)");
+  if (!std::filesystem::is_directory(parent_directory(target), ignored))
+    throw clp::invalid_argument(about(target),
+                                "parent directory " + parent_directory(target).string() + " does not exist");
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      const int code = errno;
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      errno = code;
+      failed(path, "cannot write");
+    }
+  }
+  if (durable) flush_to_disk(temporary);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) failed(path, "cannot move into place");
+}
+
+staging_directory::staging_directory(const std::filesystem::path& output)
+    : target_(without_trailing_separator(output)) {
+  std::string pattern = (parent_directory(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) failed(pattern, "cannot create a staging directory");
+  path_ = pattern;
+  // mkdtemp makes the folder private (0700); the committed output should get the permissions
+  // a plain mkdir would give. umask can only be read by setting it.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(path_.c_str(), 0777 & ~mask);
+}
+
+staging_directory::~staging_directory() {
+  if (!committed_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+}
+
+void staging_directory::commit(bool force) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(target_, ignored))) {
+    if (std::rename(path_.c_str(), target_.c_str()) != 0) failed(target_, "cannot move the new output into place");
+    committed_ = true;
+    return;
+  }
+  if (!force) throw clp::invalid_argument(about(target_), "already exists (use --force to replace it)");
+  // The staging name is unique (mkdtemp), so the name derived from it is free as well.
+  const std::filesystem::path aside = path_.string() + ".old";
+  if (std::rename(target_.c_str(), aside.c_str()) != 0) failed(target_, "cannot move the old output aside");
+  if (std::rename(path_.c_str(), target_.c_str()) != 0) {
+    const std::string problem = std::string("cannot move the new output into place: ") + std::strerror(errno);
+    const bool restored = std::rename(aside.c_str(), target_.c_str()) == 0;
+    throw io_error(target_, problem + (restored ? "" : "; the old output is now at " + aside.string()));
+  }
+  committed_ = true;
+  std::filesystem::remove_all(aside, ignored);  // a leftover would only cost disk space
+}
+
+}  // namespace clp_transfer::io
