@@ -16,6 +16,7 @@
 #include <clp/detail/diagnostics/row_passes.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/splitmix64.hpp>
 
 #include <Eigen/Core>
 
@@ -49,11 +50,11 @@ inline std::vector<std::vector<Index>> fullest_cells(const row_statistics& s, co
   std::vector<std::pair<std::uint64_t, Index>> keys(eligible.size());
   for (Index t = 0; t * projections_per_table < k_total; ++t) {
     for (std::size_t i = 0; i < eligible.size(); ++i) {
-      std::uint64_t key = mix(std::uint64_t(t));
+      std::uint64_t key = splitmix64(std::uint64_t(t));
       for (Index k = t * projections_per_table; k < (t + 1) * projections_per_table; ++k) {
         const double x = s.projections[static_cast<std::size_t>(eligible[i] * k_total + k)];
         const double cell = std::floor(x / widths[static_cast<std::size_t>(k)] + uniform(0xce11ULL, std::uint64_t(k)));
-        key = mix(key ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(cell)));
+        key = splitmix64(key ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(cell)));
       }
       keys[i] = {key, eligible[i]};
     }

@@ -12,6 +12,7 @@
 #include <clp/detail/diagnostics/row_passes.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
+#include <clp/splitmix64.hpp>
 
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
@@ -37,7 +38,8 @@ inline row_major_floats random_directions(Index cols, Index count) {
   row_major_floats g(cols, count);
   const float entry = cols > 0 ? static_cast<float>(1.0 / std::sqrt(double(cols))) : 0.0f;
   for (Index c = 0; c < cols; ++c)
-    for (Index k = 0; k < count; ++k) g(c, k) = (mix(std::uint64_t(c * count + k) ^ 0x5eedULL) & 1) ? entry : -entry;
+    for (Index k = 0; k < count; ++k)
+      g(c, k) = (splitmix64(std::uint64_t(c * count + k) ^ 0x5eedULL) & 1) ? entry : -entry;
   return g;
 }
 

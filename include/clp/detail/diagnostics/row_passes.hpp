@@ -12,6 +12,7 @@
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/parallel.hpp>
+#include <clp/splitmix64.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -146,18 +147,10 @@ struct robust_spread {
   }
 };
 
-/// A fixed hash of x (splitmix64's finaliser): the screen's pseudo-random numbers, the same on
-/// every platform.
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-/// A number in [0, 1) from the hash of (stream, i).
+/// A number in [0, 1) from the hash of (stream, i) (clp::splitmix64): the screen's pseudo-random
+/// numbers, the same on every platform.
 inline double uniform(std::uint64_t stream, std::uint64_t i) {
-  return double(mix(mix(stream) ^ i) >> 11) * (1.0 / 9007199254740992.0);
+  return double(splitmix64(splitmix64(stream) ^ i) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 }  // namespace clp::detail::undertrained
