@@ -18,8 +18,8 @@
 #include "extend/read_bpe_model.hpp"
 #include "extend/token_choice.hpp"
 #include "extend/tokenizer_writing.hpp"
-#include "support/files.hpp"
 #include "io/support/file_refusals.hpp"
+#include "support/files.hpp"
 #include "support/refusals.hpp"
 
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
