@@ -27,7 +27,7 @@ inline double row_norm(const float* row, Index n) {
   Index c = 0;
   for (; c + lanes <= n; c += lanes)
     sum += Eigen::Map<const Eigen::Array<float, lanes, 1>>(row + c).cast<double>().square();
-  for (int l = 0; c < n; ++c, ++l) sum[l] += double(row[c]) * row[c];
+  for (int l = 0; l < lanes && c < n; ++c, ++l) sum[l] += double(row[c]) * row[c];
   double total = 0;
   for (int l = 0; l < lanes; ++l) total += sum[l];
   return std::sqrt(total);
@@ -41,7 +41,7 @@ inline double dot_double(const float* a, const float* b, Index n) {
   double_lanes sum = double_lanes::Zero();
   Index c = 0;
   for (; c + lanes <= n; c += lanes) sum += float_lanes(a + c).cast<double>() * float_lanes(b + c).cast<double>();
-  for (int l = 0; c < n; ++c, ++l) sum[l] += double(a[c]) * b[c];
+  for (int l = 0; l < lanes && c < n; ++c, ++l) sum[l] += double(a[c]) * b[c];
   double total = 0;
   for (int l = 0; l < lanes; ++l) total += sum[l];
   return total;
