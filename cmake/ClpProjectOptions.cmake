@@ -43,15 +43,25 @@ function(clp_use_blas target)
 endfunction()
 
 # Unity builds: each test executable (and the clp-transfer program) compiles as a few translation
-# units of up to CLP_UNITY_BATCH_SIZE sources each, so that the engine's templates and Eigen's
+# units of at most CLP_UNITY_BATCH_SIZE sources each, so that the engine's templates and Eigen's
 # kernels are instantiated and optimized once per unit instead of once per source file (what it
-# saves: docs/building.md). A test file's helpers therefore live in a namespace named after the
-# file. Never applied to the header checks, whose point is that each header compiles alone.
+# saves: docs/building.md). A target's sources are shared evenly among as few units as that
+# allows (19 sources at 16 make 10 + 9, not 16 + 3): a unit of one or two files costs nearly as
+# much as a full one. A test file's helpers therefore live in a namespace named after the file.
+# Never applied to the header checks, whose point is that each header compiles alone.
 option(CLP_UNITY_BUILD "Compile the test executables and the clp-transfer program as unity builds" ON)
-set(CLP_UNITY_BATCH_SIZE 6 CACHE STRING "Source files per unity translation unit (CLP_UNITY_BUILD)")
+set(CLP_UNITY_BATCH_SIZE 16 CACHE STRING "Most source files per unity translation unit (CLP_UNITY_BUILD)")
 function(clp_unity_build target)
   if(CLP_UNITY_BUILD)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${CLP_UNITY_BATCH_SIZE})
+    get_target_property(sources ${target} SOURCES)
+    list(FILTER sources INCLUDE REGEX "\\.(cpp|cxx|cc)$")
+    list(LENGTH sources count)
+    set(batch ${CLP_UNITY_BATCH_SIZE})
+    if(count GREATER 0 AND batch GREATER 0)
+      math(EXPR units "(${count} + ${batch} - 1) / ${batch}")
+      math(EXPR batch "(${count} + ${units} - 1) / ${units}")
+    endif()
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
   endif()
 endfunction()
 
