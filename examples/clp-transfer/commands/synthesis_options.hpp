@@ -71,8 +71,7 @@ struct synthesis_command_line {
                         "top-k row norms) in bf16 where the CPU has avx512_bf16 or AMX and oneDNN is built in, their "
                         "candidates rescored in float32 (auto), or float32 throughout")
             ->capture_default_str();
-    undertrained_option =
-        command.add_option("--undertrained", undertrained, undertrained_help)->capture_default_str();
+    undertrained_option = command.add_option("--undertrained", undertrained, undertrained_help)->capture_default_str();
   }
 
   /// The options that only rows made from a helper read: all but --undertrained.
