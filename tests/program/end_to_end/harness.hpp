@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <stdexcept>
@@ -111,8 +111,10 @@ inline program_result run_program(const std::vector<std::string>& arguments) {
     for (int i = 0; i < 2; ++i) {
       if (fds[i] < 0 || polled[i].revents == 0) continue;
       const ssize_t got = ::read(fds[i], buffer, sizeof buffer);
-      if (got > 0) sinks[i]->append(buffer, static_cast<std::size_t>(got));
-      else if (got == 0 || errno != EINTR) detail::close_quietly(fds[i]);
+      if (got > 0)
+        sinks[i]->append(buffer, static_cast<std::size_t>(got));
+      else if (got == 0 || errno != EINTR)
+        detail::close_quietly(fds[i]);
     }
   }
   result.exit_status = detail::wait_for(pid);
@@ -133,9 +135,12 @@ inline program_result run_program_on_terminal(const std::vector<std::string>& ar
   char buffer[4096];
   for (;;) {  // ends with EIO once the program (the last holder of the terminal) has exited
     const ssize_t got = ::read(master, buffer, sizeof buffer);
-    if (got > 0) result.err.append(buffer, static_cast<std::size_t>(got));
-    else if (got < 0 && errno == EINTR) continue;
-    else break;
+    if (got > 0)
+      result.err.append(buffer, static_cast<std::size_t>(got));
+    else if (got < 0 && errno == EINTR)
+      continue;
+    else
+      break;
   }
   ::close(master);
   result.exit_status = detail::wait_for(pid);
@@ -158,12 +163,13 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-/// Checks a refusal that ran with --quiet: exit status 1, nothing on stdout, and stderr exactly
-/// one line "clp-transfer: error: ..." naming `culprit` and holding every key word.
+/// Checks a refusal that ran with --quiet: exit status `status` (1: a refused input; 2: a
+/// refused command line), nothing on stdout, and stderr exactly one line
+/// "clp-transfer: error: ..." naming `culprit` and holding every key word.
 inline void check_error_line(const program_result& result, const std::string& culprit,
-                             std::initializer_list<std::string_view> key_words) {
+                             std::initializer_list<std::string_view> key_words, int status = 1) {
   INFO("stderr: [", result.err, "]");
-  CHECK(result.exit_status == 1);
+  CHECK(result.exit_status == status);
   CHECK(result.out.empty());
   REQUIRE(!result.err.empty());
   CHECK(result.err.back() == '\n');
@@ -188,8 +194,10 @@ inline void check_error_line_after_progress(const program_result& result, const 
   for (const std::string& line : lines) {
     INFO("line: [", line, "]");
     CHECK(!line.empty());
-    if (line.find("error:") != std::string::npos) ++error_lines;
-    else CHECK((line.rfind("clp-transfer: ", 0) == 0 && line.size() > 4 && line.substr(line.size() - 4) == " ..."));
+    if (line.find("error:") != std::string::npos)
+      ++error_lines;
+    else
+      CHECK((line.rfind("clp-transfer: ", 0) == 0 && line.size() > 4 && line.substr(line.size() - 4) == " ..."));
   }
   CHECK(error_lines == 1);
   CHECK(lines.back().rfind("clp-transfer: error: ", 0) == 0);
