@@ -5,7 +5,7 @@
 #   ```cpp          with a link to a *.cpp file on the nearest non-blank line above it: the
 #                   block is that file's text, a contiguous run of its lines (one indentation
 #                   common to the run may be removed). The file is built and run by the test
-#                   suite (examples/library/NAME.cpp: the tests docs.example.NAME).
+#                   suite (examples/library/NAME.cpp: the tests example.NAME).
 #   ```cpp          otherwise: the block is compiled against the library. A block whose first
 #                   line of code (after blank and // lines) starts with '#' is a translation
 #                   unit of its own; any other block is a function body, compiled after
