@@ -41,7 +41,7 @@ import tinygpt  # noqa: E402
 SOURCE = os.path.join(MODELS, "en-large")
 HELPER = os.path.join(MODELS, "de-small")
 WEIGHTINGS = ["sparsemax", "top-k", "softmax", "clamped", "paper", "omp", "least-squares",
-              "least-squares-top-k-norms"]
+              "least-squares-top-k-norms", "least-squares-top-k-mean-norms"]
 ALL_INITS = ["random", "overlap-random"] + ["clp-" + w for w in WEIGHTINGS]
 K, TEMPERATURE = 10, 0.1
 OMP_K = 8  # mergekit tokensurgeon's default, the program's default for omp
@@ -77,6 +77,8 @@ def make_init(init, seed, clp, workdir, tok):
         weighting = init[len("clp-"):]
         if weighting == "least-squares-top-k-norms":  # the map's directions, the top-k rows' norms
             cmd += ["--method", "clp", "--weighting", "least-squares", "--row-norms", "top-k", "--k", str(K)]
+        elif weighting == "least-squares-top-k-mean-norms":  # ... the top-k neighbours' norms averaged
+            cmd += ["--method", "clp", "--weighting", "least-squares", "--row-norms", "top-k-mean", "--k", str(K)]
         else:
             cmd += ["--method", "clp", "--weighting", weighting]
         if weighting == "omp":
@@ -181,7 +183,8 @@ def tokens_to_reach(curve, target):
 PLOTTED = [("random", "black", "--"), ("overlap-random", "dimgray", ":"), ("clp-top-k", "tab:green", "-"),
            ("clp-sparsemax", "tab:blue", "-."), ("clp-least-squares", "tab:orange", "-"),
            ("clp-least-squares-top-k-norms", "tab:red", "-")]
-LABELS = {"clp-least-squares-top-k-norms": "clp-least-squares, top-k norms"}
+LABELS = {"clp-least-squares-top-k-norms": "clp-least-squares, top-k norms",
+          "clp-least-squares-top-k-mean-norms": "clp-least-squares, top-k mean norms"}
 
 
 def mean_curve(by_seed):
@@ -314,6 +317,41 @@ def rule_section(cv, summary, seeds):
     return L
 
 
+# The rule that decides the default's row norms (docs/weighting.md, "Row norms"): paired by seed against
+# the map with top-k row norms, the neighbours' mean norm becomes the default unless the lower end of
+# the 95% interval of its share difference or of its final-perplexity difference is above 0.
+NORM_REFERENCE = "clp-least-squares-top-k-norms"
+NORM_CANDIDATE = "clp-least-squares-top-k-mean-norms"
+
+
+def row_norm_rule_section(summary, seeds):
+    """The paired comparison of the two neighbour-norm rules and the decision, as markdown lines."""
+    if NORM_CANDIDATE not in summary or NORM_REFERENCE not in summary:
+        return []
+    ref, cand = summary[NORM_REFERENCE], summary[NORM_CANDIDATE]
+    common = [sd for sd in seeds if sd in ref and sd in cand]
+    L = ["## The default's row norms: the rule applied\n",
+         "Paired by seed against %s: ΔS and ΔF as above, %s minus %s, over the seeds both have (%s). "
+         "The candidate becomes the default's row norms unless the lower end of ΔS's or ΔF's 95%% interval "
+         "is above 0.\n" % (NORM_REFERENCE, NORM_CANDIDATE, NORM_REFERENCE, ",".join(map(str, common)))]
+    reached = all(ref[sd]["share"] is not None and cand[sd]["share"] is not None for sd in common)
+    if len(common) < 2 or not reached:
+        L.append("Not decided: %s.\n" % ("not reached on some seed" if not reached else "fewer than 2 seeds"))
+        return L
+    ds = paired([cand[sd]["share"] - ref[sd]["share"] for sd in common])
+    df = paired([cand[sd]["final"] - ref[sd]["final"] for sd in common])
+    L += ["| init | seeds | mean share | mean final perplexity |", "|---|---:|---:|---:|"]
+    for init, s in ((NORM_REFERENCE, ref), (NORM_CANDIDATE, cand)):
+        L.append("| %s | %d | %.1f%% | %.2f |" % (init, len(common), 100 * statistics.fmean(s[sd]["share"] for sd in common),
+                                              statistics.fmean(s[sd]["final"] for sd in common)))
+    loses = ds[1] > 0 or df[1] > 0
+    L += ["", "ΔS %+.1f%% [%+.1f%%, %+.1f%%], ΔF %+.2f [%+.2f, %+.2f]." % (
+        100 * ds[0], 100 * ds[1], 100 * ds[2], df[0], df[1], df[2]),
+        "", "Decision: %s.\n" % ("it loses; top-k row norms stay" if loses else
+                                   "**top-k-mean** row norms (it does not lose)")]
+    return L
+
+
 def report_md(rows, reports, fig1, meta, path):
     cv = curves(rows)
     inits = [i for i in ALL_INITS if i in cv]
@@ -438,6 +476,7 @@ def report_md(rows, reports, fig1, meta, path):
 
     if len(seeds) > 1:
         L.extend(rule_section(cv, summary, seeds))
+        L.extend(row_norm_rule_section(summary, seeds))
 
     # diagnostics
     if reports:
@@ -506,6 +545,9 @@ def main():
     ap.add_argument("--device", default="cpu", help="torch device for training (default cpu; e.g. cuda: same "
                     "initialisations and batches, other float rounding, deterministic algorithms)")
     ap.add_argument("--note", default=None, help="text appended to results.md (kept in run_state.json)")
+    ap.add_argument("--reference", default=None, help="an --out folder whose random and %s runs the report "
+                    "pairs with (read only, whatever device they ran on; for a run of %s alone)"
+                    % (NORM_REFERENCE, NORM_CANDIDATE))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     if args.device != "cpu":
@@ -615,6 +657,20 @@ def main():
             json.dump(dict(meta=meta, reports=reports, fig1=fig1), f, indent=2)
     if not rows:
         sys.exit("no results")
+    if args.reference:  # for the report only: never written to this folder's results.csv
+        own = {(r["init"], r["seed"]) for r in rows}
+        borrowed = [r for r in read_csv(os.path.join(args.reference, "results.csv"))
+                    if r["init"] in ("random", NORM_REFERENCE) and (r["init"], r["seed"]) not in own]
+        with open(os.path.join(args.reference, "run_state.json")) as f:
+            ref_state = json.load(f)
+        if any(ref_state["meta"].get(k) != v for k, v in meta.items() if k != "device"):
+            sys.exit("%s was made with other settings %s" % (args.reference, ref_state["meta"]))
+        seeds_own = {r["seed"] for r in rows}
+        rows = rows + [r for r in borrowed if r["seed"] in seeds_own]
+        if NORM_REFERENCE in ref_state.get("reports", {}):
+            reports = dict(reports, **{NORM_REFERENCE: ref_state["reports"][NORM_REFERENCE]})
+        log("paired with random and %s from %s (trained on %s)"
+            % (NORM_REFERENCE, args.reference, ref_state["meta"].get("device", "cpu")))
     seeds_present = sorted({r["seed"] for r in rows})
     if args.note is not None:
         state = dict(meta=meta, reports=reports, fig1=fig1, note=args.note)

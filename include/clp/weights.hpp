@@ -219,12 +219,22 @@ struct omp_weights {
 /// (docs/weighting.md gives the measurement that chose it). That costs top-k's similarity
 /// product on top of the map (a caller's lower-precision product serves it, as it serves
 /// top-k); a row top-k cannot weight (none of its k cosines positive) falls back to the mean,
-/// as under top-k. norm_neighbours = 0 keeps the map's own norms.
+/// as under top-k. norm_neighbours = 0 keeps the map's own norms. `neighbour_norm` says which
+/// norm the top-k neighbours give: that of their weighted sum (top-k's row), or the weighted
+/// mean of their own norms, which always lies within the neighbours' norms (the norm of a
+/// convex combination may fall below every one of them).
 struct least_squares_map {
   static constexpr weighting_input input = weighting_input::linear_map;
   static constexpr double automatic = -1;
+  /// How the k neighbours of a row, weighed as top_k_weights weighs them (w_k >= 0, sum 1),
+  /// give the row its norm.
+  enum class neighbour_norm {
+    of_top_k_row,  ///< ||sum_k w_k a_k||, the norm of the row top-k writes
+    mean,          ///< sum_k w_k ||a_k||, the neighbours' norms averaged
+  };
   double lambda = automatic;
   Index norm_neighbours = 10;  ///< k of the top-k rows whose norms the rows take; 0: the map's own norms
+  neighbour_norm norm_rule = neighbour_norm::of_top_k_row;
 };
 
 /// The weighting every entry point uses when none is given: least_squares_map{} (the map with

@@ -241,19 +241,26 @@ TEST_CASE("least_squares_map: a zero helper row falls back to the mean, and R^2 
   for (Index c = 0; c < 9; ++c) CHECK(got(zero_row, c) == doctest::Approx(mean[std::size_t(c)]).epsilon(1e-6));
 }
 
+using neighbour_norm = clp::least_squares_map::neighbour_norm;
+
 /// The oracle's output with neighbour norms: the map's rows, each rescaled to the norm of the
-/// oracle's top-k row of the same token. Rows whose k-th and (k+1)-th cosines nearly tie (float
-/// may pick either neighbour) are left out of `checked`.
+/// oracle's top-k row of the same token, or (neighbour_norm::mean) to its top-k weights applied
+/// to the source rows' norms, that is top-k's row of a one-column source holding each row's norm.
+/// Rows whose k-th and (k+1)-th cosines nearly tie (float may pick either neighbour) are left
+/// out of `checked`.
 oracle::matrix oracle_neighbour_norms(const problem& p, const oracle::matrix& source, double relative_lambda, Index k,
-                                      std::vector<Index>& checked) {
+                                      std::vector<Index>& checked, neighbour_norm rule = neighbour_norm::of_top_k_row) {
   oracle::matrix out = oracle_output(p, source, relative_lambda);
   oracle::policy top_k;
   top_k.which = oracle::kind::top_k;
   top_k.k = k;
+  oracle::matrix norms(source.rows, 1);
+  for (Index r = 0; r < source.rows; ++r) norms(r, 0) = oracle::norm(source.row(r), source.cols);
+  const bool mean = rule == neighbour_norm::mean;
   const oracle::result neighbours = oracle::synthesize(p.helper, p.overlap.target_ids, p.overlap.source_ids,
-                                                       p.overlap.missing_ids, source, top_k, 1e-6);
+                                                       p.overlap.missing_ids, mean ? norms : source, top_k, 1e-6);
   for (const Index t : p.overlap.missing_ids) {
-    const double want = oracle::norm(neighbours.output.row(t), source.cols);
+    const double want = mean ? neighbours.output(t, 0) : oracle::norm(neighbours.output.row(t), source.cols);
     const double have = oracle::norm(out.row(t), source.cols);
     for (Index c = 0; c < source.cols; ++c) out(t, c) *= want / have;
     if (std::find(neighbours.ambiguous.begin(), neighbours.ambiguous.end(), t) == neighbours.ambiguous.end())
@@ -280,26 +287,58 @@ TEST_CASE_TEMPLATE("least_squares_map: neighbour norms keep the map's direction 
   }
 }
 
+TEST_CASE_TEMPLATE("least_squares_map: averaged neighbour norms match the oracle and lie within the neighbours' norms",
+                   L, CLP_TEST_LAYOUTS) {
+  using T = typename L::scalar;
+  const problem p = rounded<T>(make_problem(700, 500, 260, 12, 20, 41));
+  for (const Index k : {1, 10}) {
+    CAPTURE(k);
+    clp::least_squares_map policy{0.1, k};
+    policy.norm_rule = neighbour_norm::mean;
+    clp::synthesis_report report;
+    const oracle::matrix got = run<L>(p, policy, report);
+    std::vector<Index> checked;
+    const oracle::matrix want = oracle_neighbour_norms(p, p.source, 0.1, k, checked, neighbour_norm::mean);
+    CHECK(checked.size() > p.overlap.missing_ids.size() * 9 / 10);
+    CHECK(fixtures::max_relative_row_error(got, want, checked) < 2e-5);
+    CHECK(report.fallback_rows == 0);
+    // A weighted mean of norms: no row below the smallest overlapping row's norm or above the largest.
+    double smallest = INFINITY, largest = 0;
+    for (const Index s : p.overlap.source_ids) {
+      smallest = std::min(smallest, oracle::norm(p.source.row(s), p.source.cols));
+      largest = std::max(largest, oracle::norm(p.source.row(s), p.source.cols));
+    }
+    for (const Index t : p.overlap.missing_ids) {
+      const double norm = oracle::norm(got.row(t), got.cols);
+      CHECK(norm >= smallest * (1 - 1e-5));
+      CHECK(norm <= largest * (1 + 1e-5));
+    }
+  }
+}
+
 TEST_CASE("least_squares_map: neighbour norms per source (untied head), bit-identical for any threads and tiles") {
   const problem p = make_problem(1500, 900, 1100, 24, 70, 103);  // several overlap panels
   const oracle::matrix head_values = oracle::random_embeddings(900, 9, 0.2, 105);
   const row_major helper = fixtures::make<fixtures::eigen_row_major<float>>(p.helper).m;
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
+  for (const neighbour_norm rule : {neighbour_norm::of_top_k_row, neighbour_norm::mean}) {
+  CAPTURE(int(rule));
+  clp::least_squares_map policy{0.1, 10};
+  policy.norm_rule = rule;
   row_major first, first_head;
   for (const int threads : {1, 2, 3})
     for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
       row_major output(1500, 70), new_head(1500, 9);
       clp::synthesis_options options = fixtures::options(threads, tile);
-      clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head},
-                           clp::least_squares_map{0.1, 10}, options);
+      clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head}, policy, options);
       if (first.size() == 0) {
         first = output;
         first_head = new_head;
-        // The head's rows take the norms of the head's own top-k rows.
+        // The head's rows take the norms of the head's own neighbours.
         std::vector<Index> checked;
         const problem with_head{p.helper, head_values, p.overlap};
-        const oracle::matrix want = oracle_neighbour_norms(with_head, head_values, 0.1, 10, checked);
+        const oracle::matrix want = oracle_neighbour_norms(with_head, head_values, 0.1, 10, checked, rule);
         fixtures::eigen_row_major<float> got_head(1500, 9, 0.0);
         got_head.m = new_head;
         CHECK(fixtures::max_relative_row_error(fixtures::values_of(got_head, 1500, 9), want, checked) < 2e-5);
@@ -309,6 +348,7 @@ TEST_CASE("least_squares_map: neighbour norms per source (untied head), bit-iden
       CHECK(fixtures::same_bits(output, first));
       CHECK(fixtures::same_bits(new_head, first_head));
     }
+  }
 }
 
 TEST_CASE("least_squares_map: a policy, chosen by name with its lambda") {

@@ -60,8 +60,9 @@ struct synthesis_command_line {
     row_norms_option =
         command
             .add_option("--row-norms", row_norms,
-                        "least-squares: top-k | map: each row keeps the map's direction with the norm of its top-k "
-                        "row (k from --k, default 10), or the map's own norm")
+                        "least-squares: top-k | top-k-mean | map: each row keeps the map's direction with the norm "
+                        "of its top-k row (k from --k, default 10), or its k neighbours' norms averaged with top-k's "
+                        "weights, or the map's own norm")
             ->capture_default_str();
     seed_option = command.add_option("--seed", seed, "Seed of the random methods")->capture_default_str();
     similarity_option =

@@ -73,8 +73,8 @@ struct weighting_choice {
   /// least-squares only: --lambda, relative to the overlap's mean Gram eigenvalue; nullopt:
   /// chosen by generalised cross-validation.
   std::optional<double> lambda;
-  /// least-squares only: --row-norms, "top-k" (each row's norm from its top-k row, with k) or
-  /// "map" (the map's own).
+  /// least-squares only: --row-norms, "top-k" (each row's norm that of its top-k row, with k),
+  /// "top-k-mean" (its k neighbours' norms averaged with top-k's weights) or "map" (the map's own).
   std::string row_norms = "top-k";
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
@@ -128,21 +128,24 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
                                     .add("temperature", option_facts("--temperature"))
                                     .add("lambda", option_facts("--lambda"))
                                     .otherwise("--weighting " + name);
-  if (row_norms != "map" && row_norms != "top-k")
-    throw clp::invalid_argument(option_facts("--row-norms"), "must be map or top-k, not '" + row_norms + "'");
+  if (row_norms != "map" && row_norms != "top-k" && row_norms != "top-k-mean")
+    throw clp::invalid_argument(option_facts("--row-norms"),
+                                "must be top-k, top-k-mean or map, not '" + row_norms + "'");
   weighting_choice choice{name,        used_k,
                           temperature, lambda,
                           row_norms,   options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
-  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy))
-    map->norm_neighbours = row_norms == "top-k" ? used_k : 0;
+  if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy)) {
+    map->norm_neighbours = row_norms == "map" ? 0 : used_k;
+    if (row_norms == "top-k-mean") map->norm_rule = clp::least_squares_map::neighbour_norm::mean;
+  }
   return choice;
 }
 
 /// Whether `weighting` forms neighbour lists, the part of a synthesis --similarity-product
-/// speeds up: top-k, softmax, and least-squares' top-k row norms.
+/// speeds up: top-k, softmax, and least-squares' row norms from top-k (all but --row-norms map).
 inline bool forms_neighbour_lists(const weighting_choice& weighting) {
   const std::string& name = weighting.name;
-  return name == "top-k" || name == "softmax" || (name == "least-squares" && weighting.row_norms == "top-k");
+  return name == "top-k" || name == "softmax" || (name == "least-squares" && weighting.row_norms != "map");
 }
 
 /// Whether `weighting` reads --k: those that form neighbour lists, and omp.
@@ -161,9 +164,9 @@ struct given_options {
 /// chosen method and weighting do not read is refused, naming the option and why, before any
 /// work. --weighting, --k, --temperature, --lambda, --row-norms and --similarity-product are
 /// read by --method clp alone, --seed by the other methods alone; --k by top-k, softmax, omp and
-/// least-squares with --row-norms top-k; --temperature by softmax; --lambda and --row-norms by
-/// least-squares; --similarity-product by the weightings that form neighbour lists (top-k,
-/// softmax, least-squares with --row-norms top-k); --undertrained by the methods that copy the
+/// least-squares with --row-norms top-k or top-k-mean; --temperature by softmax; --lambda and
+/// --row-norms by least-squares; --similarity-product by the weightings that form neighbour lists
+/// (top-k, softmax, least-squares but with --row-norms map); --undertrained by the methods that copy the
 /// shared rows (clp, overlap-random: a flagged row is drawn like a missing one), not by random.
 inline void refuse_unread_options(transfer_method method, const weighting_choice& weighting,
                                   const given_options& given) {

@@ -27,7 +27,7 @@ struct weighting_choice {
   std::vector<std::string> arguments() const {
     std::vector<std::string> a{"--weighting", name};
     const bool map = name == "least-squares";
-    if (name == "top-k" || name == "softmax" || name == "omp" || (map && row_norms == "top-k"))
+    if (name == "top-k" || name == "softmax" || name == "omp" || (map && row_norms != "map"))
       a.insert(a.end(), {"--k", std::to_string(k)});
     if (name == "softmax") a.insert(a.end(), {"--temperature", std::to_string(temperature)});
     if (map) a.insert(a.end(), {"--row-norms", row_norms});
@@ -122,12 +122,15 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
   const oracle::matrix helper_rows = detail::to_oracle(helper.embedding);
   if (choice.name == "least-squares") {
     // The map by the normal equations in double; a zero helper row falls back to the mean. With
-    // top-k row norms each mapped row takes the norm of its top-k row (the oracle's, in double).
+    // top-k row norms each mapped row takes the norm of its top-k row (the oracle's, in double);
+    // with top-k-mean, its top-k weights applied to the source rows' norms (top-k's row of a
+    // one-column source holding each row's norm).
     const double lambda = choice.lambda * oracle::mean_eigenvalue(helper_rows, overlap_target);
     oracle::policy nearest;
     nearest.which = oracle::kind::top_k;
     nearest.k = choice.k;
-    const bool top_k_norms = choice.row_norms == "top-k";
+    const bool top_k_norms = choice.row_norms != "map";
+    const bool mean_norms = choice.row_norms == "top-k-mean";
     const auto map = [&](const matrix& from) {
       const oracle::matrix source_rows = detail::to_oracle(from);
       oracle::matrix w;
@@ -140,16 +143,19 @@ inline oracle_rows clp_oracle(const model_pair& pair, const weighting_choice& ch
         for (std::int64_t c = 0; c < from.cols; ++c)
           result.values[std::size_t(overlap_target[i] * from.cols + c)] = source_rows(overlap_source[i], c);
       oracle::result neighbours;
+      oracle::matrix norms(source_rows.rows, 1);
+      for (oracle::index r = 0; r < source_rows.rows; ++r) norms(r, 0) = oracle::norm(source_rows.row(r), from.cols);
       if (top_k_norms) {
-        neighbours =
-            oracle::synthesize(helper_rows, overlap_target, overlap_source, missing, source_rows, nearest, ambiguity);
+        neighbours = oracle::synthesize(helper_rows, overlap_target, overlap_source, missing,
+                                        mean_norms ? norms : source_rows, nearest, ambiguity);
         for (oracle::index t : neighbours.ambiguous) out.ambiguous[std::size_t(t)] = true;
       }
       for (std::size_t i = 0; i < missing.size(); ++i) {
         const bool zero = oracle::norm(helper_rows.row(missing[i]), helper_rows.cols) == 0;
         double scale = 1;
         if (top_k_norms && !zero)
-          scale = oracle::norm(neighbours.output.row(missing[i]), from.cols) /
+          scale = (mean_norms ? neighbours.output(missing[i], 0)
+                              : oracle::norm(neighbours.output.row(missing[i]), from.cols)) /
                   oracle::norm(mapped.row(oracle::index(i)), from.cols);
         for (std::int64_t c = 0; c < from.cols; ++c)
           result.values[std::size_t(missing[i] * from.cols + c)] =

@@ -194,49 +194,55 @@ TEST_CASE("undertrained, planted pair: the report flags at least 95% of the plan
 
 TEST_CASE("undertrained, planted pair: synthesise replaces the planted copies with rows of the copied rows' size") {
   const planted_pair pair;
-  const fs::path report = pair.dir / "report.json";
-  const planted_rows_check check(
-      pair, pair.transfer("synthesise", {"--undertrained", "synthesise", "--weighting", "least-squares", "--row-norms",
-                                         "top-k", "--report", report.string(), "--quiet"}));
-  const auto json = nlohmann::json::parse(read_file(report));
-  const std::set<std::int64_t> listed = listed_ids(json);
-  CHECK(json["undertrained"]["synthesised"] == listed.size());
-  CHECK(json["overlap"] == 1401);  // the matched overlap; the flagged rows are synthesised from it
-  double low = INFINITY, high = 0;
-  std::set<std::int64_t> shared_targets;
-  for (std::int64_t id : pair.shared) {
-    shared_targets.insert(check.target_of(id));
-    if (listed.count(id)) continue;
-    CHECK(check.copied(id));
-    const double norm = norm_of(check.output.row(check.target_of(id)), check.output.cols);
-    low = std::min(low, norm);
-    high = std::max(high, norm);
-  }
-  // Each synthesised row's norm here is that of a convex combination of copied rows (its top-k
-  // row): never above the largest copied norm, and for some rows, missing ones too, below the
-  // smallest. A planted row must not stay small (the shrunk ones were 1e-6): at least a quarter
-  // of the smallest copied norm.
-  std::int64_t planted = 0, planted_within = 0, missing = 0, missing_within = 0;
-  for (std::int64_t id : pair.planted()) {
-    if (!listed.count(id)) continue;  // missed by the screen: the first case counts those
-    INFO("planted source row ", id);
-    const double* row = check.output.row(check.target_of(id));
-    const double norm = norm_of(row, check.output.cols);
-    std::vector<double> difference(std::size_t(check.output.cols));
-    for (std::int64_t c = 0; c < check.output.cols; ++c) difference[std::size_t(c)] = row[c] - pair.embedding(id, c);
-    CHECK(norm_of(difference.data(), check.output.cols) > 0.01 * norm);  // not a copy
-    CHECK(norm <= high * (1 + 1e-6));
-    CHECK(norm >= 0.25 * low);
-    ++planted;
-    planted_within += norm >= low;
-  }
-  for (std::int64_t r = 0; r < check.output.rows; ++r)
-    if (!shared_targets.count(r)) {
-      ++missing;
-      missing_within += norm_of(check.output.row(r), check.output.cols) >= low;
+  for (const char* row_norms : {"top-k", "top-k-mean"}) {
+    CAPTURE(row_norms);
+    const bool averaged = std::string(row_norms) == "top-k-mean";
+    const fs::path report = pair.dir / "report.json";
+    const planted_rows_check check(pair, pair.transfer(std::string("synthesise-") + row_norms,
+                                                       {"--undertrained", "synthesise", "--weighting", "least-squares",
+                                                        "--row-norms", row_norms, "--report", report.string(), "--quiet"}));
+    const auto json = nlohmann::json::parse(read_file(report));
+    const std::set<std::int64_t> listed = listed_ids(json);
+    CHECK(json["undertrained"]["synthesised"] == listed.size());
+    CHECK(json["overlap"] == 1401);  // the matched overlap; the flagged rows are synthesised from it
+    double low = INFINITY, high = 0;
+    std::set<std::int64_t> shared_targets;
+    for (std::int64_t id : pair.shared) {
+      shared_targets.insert(check.target_of(id));
+      if (listed.count(id)) continue;
+      CHECK(check.copied(id));
+      const double norm = norm_of(check.output.row(check.target_of(id)), check.output.cols);
+      low = std::min(low, norm);
+      high = std::max(high, norm);
     }
-  MESSAGE(planted_within, " of ", planted, " synthesised planted rows and ", missing_within, " of ", missing,
-          " missing rows have norms within the copied rows' range [", low, ", ", high, "]");
+    // Under top-k row norms each synthesised row's norm is that of a convex combination of copied
+    // rows (its top-k row): never above the largest copied norm, and for some rows, missing ones
+    // too, below the smallest. A planted row must not stay small (the shrunk ones were 1e-6): at
+    // least a quarter of the smallest copied norm. Under top-k-mean it is a weighted mean of copied
+    // rows' norms: within their range, every row.
+    std::int64_t planted = 0, planted_within = 0, missing = 0, missing_within = 0;
+    for (std::int64_t id : pair.planted()) {
+      if (!listed.count(id)) continue;  // missed by the screen: the first case counts those
+      INFO("planted source row ", id);
+      const double* row = check.output.row(check.target_of(id));
+      const double norm = norm_of(row, check.output.cols);
+      std::vector<double> difference(std::size_t(check.output.cols));
+      for (std::int64_t c = 0; c < check.output.cols; ++c) difference[std::size_t(c)] = row[c] - pair.embedding(id, c);
+      CHECK(norm_of(difference.data(), check.output.cols) > 0.01 * norm);  // not a copy
+      CHECK(norm <= high * (1 + 1e-6));
+      CHECK(norm >= (averaged ? 1 - 1e-6 : 0.25) * low);
+      ++planted;
+      planted_within += norm >= low * (1 - 1e-6);
+    }
+    for (std::int64_t r = 0; r < check.output.rows; ++r)
+      if (!shared_targets.count(r)) {
+        ++missing;
+        missing_within += norm_of(check.output.row(r), check.output.cols) >= low * (1 - 1e-6);
+      }
+    if (averaged) CHECK(missing_within == missing);
+    MESSAGE(row_norms, ": ", planted_within, " of ", planted, " synthesised planted rows and ", missing_within, " of ",
+            missing, " missing rows have norms within the copied rows' range [", low, ", ", high, "]");
+  }
 }
 
 TEST_CASE("undertrained, planted pair: keep copies the planted rows, and so does report") {

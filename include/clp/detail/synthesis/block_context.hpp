@@ -87,7 +87,7 @@ struct block_buffers {
   float* residuals;       ///< pursuit by products: block x d_helper, each row's residual
   float* correlations;    ///< Batch-OMP: n_overlap x (1 + k_max), the row's correlations, then its w_s
   float* query_norm;      ///< block, ||h_t|| of each row (the pass's)
-  float* neighbour_norm;  ///< a map with neighbour norms: block, the norm of each row's top-k row
+  float* neighbour_norm;  ///< a map with neighbour norms: block, the norm each row takes
 };
 
 /// A job's buffers for a block: the pass's queries and cosines (or, with `own_cosines`, a copy of

@@ -98,10 +98,22 @@ inline void combine(const block_context& context, combiner how, std::size_t p, I
   combine_dense(context, p, buffers);
 }
 
-/// A map with neighbour norms: the norm of each row of source p as top-k writes it (its
-/// neighbour list, already weighed), into neighbour_norm.
+/// A map with neighbour norms: from each row's neighbour list, already weighed as top-k weighs
+/// it, the norm of its top-k row or the neighbours' norms averaged (plan.norm_mean, which reads
+/// no source row), into neighbour_norm.
 inline void measure_neighbour_norms(const block_context& context, std::size_t p, Index m,
                                     const block_buffers& buffers) {
+  if (context.plan.norm_mean) {
+    const std::vector<double>& norms = context.scan.source_norms[p];
+    const Index k_max = context.plan.k_max;
+    for (Index i = 0; i < m; ++i) {
+      double norm = 0;
+      for (Index k = 0; k < buffers.counts[i]; ++k)
+        norm += double(buffers.weights[i * k_max + k]) * norms[std::size_t(buffers.neighbours[i * k_max + k])];
+      buffers.neighbour_norm[i] = static_cast<float>(norm);
+    }
+    return;
+  }
   combine_neighbours(context, p, m, buffers);
   const Index d = context.pairs[p].source.cols();
   for (Index i = 0; i < m; ++i)

@@ -27,6 +27,8 @@ struct overlap_scan {
   std::vector<float> inverse_norm;        ///< 1 / ||helper row|| per overlap entry (0 for a zero row)
   std::vector<std::vector<float>> means;  ///< per source: the mean of its overlapping rows
   double median_source_row_norm = 0;      ///< of the first source's overlapping rows
+  /// per source, the norm of each overlapping row (the neighbour norms' mean reads them)
+  std::vector<std::vector<double>> source_norms;
 };
 
 /// The means from per-panel column sums, the panels added in panel order so the mean does not
@@ -43,7 +45,7 @@ inline std::vector<float> mean_of_panels(const std::vector<double>& panel_sums, 
 }
 
 /// The helper rows' inverse norms, per source the mean of its overlapping rows (the fallback
-/// row) and the norms of the first source's rows.
+/// row) and the norms of its overlapping rows.
 inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const matrix_view<const void>& helper,
                                  const vocabulary_overlap& overlap, int threads) {
   const Index n_overlap = overlap.size();
@@ -51,7 +53,7 @@ inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const 
   const Index widest = std::max(helper.cols(), widest_source(pairs));
   overlap_scan scan;
   scan.inverse_norm.resize(static_cast<std::size_t>(n_overlap));
-  std::vector<double> source_norm(static_cast<std::size_t>(n_overlap));
+  scan.source_norms.assign(pairs.size(), std::vector<double>(static_cast<std::size_t>(n_overlap)));
   std::vector<std::vector<double>> panel_sums(pairs.size());
   for (std::size_t p = 0; p < pairs.size(); ++p)
     panel_sums[p].assign(static_cast<std::size_t>(n_panels * pairs[p].source.cols()), 0.0);
@@ -73,11 +75,11 @@ inline overlap_scan scan_overlap(const std::vector<source_output>& pairs, const 
       for (Index j = p0; j < p1; ++j) {
         load_row(pair.source, overlap.source_ids[j], row);
         for (Index c = 0; c < d; ++c) sum[c] += row[c];
-        if (p == 0) source_norm[j] = row_norm(row, d);
+        scan.source_norms[p][j] = row_norm(row, d);
       }
     }
   });
-  scan.median_source_row_norm = median(std::move(source_norm));
+  if (!pairs.empty()) scan.median_source_row_norm = median(scan.source_norms[0]);
   for (std::size_t p = 0; p < pairs.size(); ++p)
     scan.means.push_back(mean_of_panels(panel_sums[p], pairs[p].source.cols(), n_panels, n_overlap));
   return scan;

@@ -78,6 +78,16 @@ Index norm_neighbours_of(const Policy& policy) {
     return 0;
 }
 
+/// Whether a linear-map policy's rows take the weighted mean of their neighbours' norms
+/// (least_squares_map::neighbour_norm::mean) rather than the norm of their top-k row.
+template <class Policy>
+bool norm_mean_of(const Policy& policy) {
+  if constexpr (sets_norm_neighbours<Policy>::value)
+    return policy.norm_rule == Policy::neighbour_norm::mean;
+  else
+    return false;
+}
+
 struct synthesis_plan {
   Index d_helper = 0, d_source = 0;  ///< d_source: the widest source
   Index n_overlap = 0, n_missing = 0;
@@ -86,7 +96,8 @@ struct synthesis_plan {
   bool gram = false;          ///< pursuit: Batch-OMP with the overlap's Gram matrix (the policy's max_gram_bytes)
   bool cosines = true;        ///< the blocks form cosines (and so read the overlap's normalised helper panels)
   bool linear_map = false;    ///< a least-squares map: W is fitted before the plan, not prepared by it
-  Index norm_neighbours = 0;  ///< a map whose rows take their top-k rows' norms: that k, else 0
+  Index norm_neighbours = 0;  ///< a map whose rows take their top-k neighbours' norms: that k, else 0
+  bool norm_mean = false;     ///< those norms are the neighbours' norms averaged (else their top-k row's)
   /// The overlap's helper panels are gathered once and shared by every block (else each block
   /// gathers them panel by panel into its own panel of panel_width floats per row).
   bool resident = false;
@@ -115,6 +126,7 @@ synthesis_plan plan_synthesis(const Policy& policy, const std::vector<source_out
   plan.linear_map = stage.weigh == weigher::query_norms;
   if constexpr (stage.weigh == weigher::query_norms) {
     plan.norm_neighbours = std::min(norm_neighbours_of(policy), n_overlap);
+    plan.norm_mean = plan.norm_neighbours > 0 && norm_mean_of(policy);
     plan.k_max = plan.norm_neighbours;
   }
   // Neighbour norms need top-k's cosines (and so its panels) beside the map.
