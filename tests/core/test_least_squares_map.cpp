@@ -323,31 +323,31 @@ TEST_CASE("least_squares_map: neighbour norms per source (untied head), bit-iden
   const row_major source = fixtures::make<fixtures::eigen_row_major<float>>(p.source).m;
   const row_major head = fixtures::make<fixtures::eigen_row_major<float>>(head_values).m;
   for (const neighbour_norm rule : {neighbour_norm::of_top_k_row, neighbour_norm::mean}) {
-  CAPTURE(int(rule));
-  clp::least_squares_map policy{0.1, 10};
-  policy.norm_rule = rule;
-  row_major first, first_head;
-  for (const int threads : {1, 2, 3})
-    for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
-      row_major output(1500, 70), new_head(1500, 9);
-      clp::synthesis_options options = fixtures::options(threads, tile);
-      clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head}, policy, options);
-      if (first.size() == 0) {
-        first = output;
-        first_head = new_head;
-        // The head's rows take the norms of the head's own neighbours.
-        std::vector<Index> checked;
-        const problem with_head{p.helper, head_values, p.overlap};
-        const oracle::matrix want = oracle_neighbour_norms(with_head, head_values, 0.1, 10, checked, rule);
-        fixtures::eigen_row_major<float> got_head(1500, 9, 0.0);
-        got_head.m = new_head;
-        CHECK(fixtures::max_relative_row_error(fixtures::values_of(got_head, 1500, 9), want, checked) < 2e-5);
+    CAPTURE(int(rule));
+    clp::least_squares_map policy{0.1, 10};
+    policy.norm_rule = rule;
+    row_major first, first_head;
+    for (const int threads : {1, 2, 3})
+      for (const std::size_t tile : {std::size_t(64) << 10, std::size_t(256) << 20}) {
+        row_major output(1500, 70), new_head(1500, 9);
+        clp::synthesis_options options = fixtures::options(threads, tile);
+        clp::synthesize_rows(source, helper, p.overlap, output, clp::untied_head{head, new_head}, policy, options);
+        if (first.size() == 0) {
+          first = output;
+          first_head = new_head;
+          // The head's rows take the norms of the head's own neighbours.
+          std::vector<Index> checked;
+          const problem with_head{p.helper, head_values, p.overlap};
+          const oracle::matrix want = oracle_neighbour_norms(with_head, head_values, 0.1, 10, checked, rule);
+          fixtures::eigen_row_major<float> got_head(1500, 9, 0.0);
+          got_head.m = new_head;
+          CHECK(fixtures::max_relative_row_error(fixtures::values_of(got_head, 1500, 9), want, checked) < 2e-5);
+        }
+        CAPTURE(threads);
+        CAPTURE(tile);
+        CHECK(fixtures::same_bits(output, first));
+        CHECK(fixtures::same_bits(new_head, first_head));
       }
-      CAPTURE(threads);
-      CAPTURE(tile);
-      CHECK(fixtures::same_bits(output, first));
-      CHECK(fixtures::same_bits(new_head, first_head));
-    }
   }
 }
 

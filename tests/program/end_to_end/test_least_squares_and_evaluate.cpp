@@ -65,14 +65,14 @@ std::vector<std::string> evaluate_args(const model_pair& pair, std::vector<std::
 }  // namespace
 
 TEST_CASE("least-squares: GPT-2 pair (tied F32) matches the normal equations solved in double") {
-  for (const char* row_norms : {"top-k", "top-k-mean", "map"}) {
+  for (const std::string row_norms : {"top-k", "top-k-mean", "map"}) {
     CAPTURE(row_norms);
     check_map_transfer(gpt2_workspace(), 0.1, 1, row_norms);
   }
 }
 
 TEST_CASE("least-squares: Llama pair (BF16, untied head): embedding and head each get their own map") {
-  for (const char* row_norms : {"top-k", "top-k-mean", "map"}) {
+  for (const std::string row_norms : {"top-k", "top-k-mean", "map"}) {
     CAPTURE(row_norms);
     check_map_transfer(llama_workspace(), 0.5, 2, row_norms);
   }

@@ -194,13 +194,14 @@ TEST_CASE("undertrained, planted pair: the report flags at least 95% of the plan
 
 TEST_CASE("undertrained, planted pair: synthesise replaces the planted copies with rows of the copied rows' size") {
   const planted_pair pair;
-  for (const char* row_norms : {"top-k", "top-k-mean"}) {
+  for (const std::string row_norms : {"top-k", "top-k-mean"}) {
     CAPTURE(row_norms);
-    const bool averaged = std::string(row_norms) == "top-k-mean";
-    const fs::path report = pair.dir / "report.json";
-    const planted_rows_check check(pair, pair.transfer(std::string("synthesise-") + row_norms,
-                                                       {"--undertrained", "synthesise", "--weighting", "least-squares",
-                                                        "--row-norms", row_norms, "--report", report.string(), "--quiet"}));
+    const bool averaged = row_norms == "top-k-mean";
+    const fs::path report = pair.dir / ("report-" + row_norms + ".json");
+    const planted_rows_check check(
+        pair,
+        pair.transfer("synthesise-" + row_norms, {"--undertrained", "synthesise", "--weighting", "least-squares",
+                                                  "--row-norms", row_norms, "--report", report.string(), "--quiet"}));
     const auto json = nlohmann::json::parse(read_file(report));
     const std::set<std::int64_t> listed = listed_ids(json);
     CHECK(json["undertrained"]["synthesised"] == listed.size());
