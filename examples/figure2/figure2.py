@@ -489,10 +489,11 @@ def report_md(rows, reports, fig1, meta, path):
             r = reports.get(init)
             if not r:
                 continue
-            en = r["effective_neighbours"]
-            L.append("| %s | %d | %d | %d | %d | %.1f (%.2f-%.0f) | %.3f | %.3f | %.3f | %.1fx |" % (
+            en = r.get("effective_neighbours")  # a map weighs the whole overlap: the program leaves it out
+            L.append("| %s | %d | %d | %d | %d | %s | %.3f | %.3f | %.3f | %.1fx |" % (
                 init, r["overlap"], r["no_positive_cosine_rows"], r["inflated_rows"], r.get("fallback_rows", 0),
-                en["median"], en["min"], en["max"], r["max_output_row_norm"], r["median_output_row_norm"],
+                "%.1f (%.2f-%.0f)" % (en["median"], en["min"], en["max"]) if en else "-",
+                r["max_output_row_norm"], r["median_output_row_norm"],
                 r["median_source_row_norm"], r["max_output_row_norm"] / r["median_source_row_norm"]))
         L.append("")
 
