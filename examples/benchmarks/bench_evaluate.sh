@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `clp-transfer evaluate` against a default `clp-transfer transfer` of the same pair, side by side
 # in one run, at real shapes (make_checkpoints.py folders, made where missing):
-#   transfer            the default: least-squares with top-k row norms, the similarity product
+#   transfer            the default: least-squares with top-k mean row norms, the similarity product
 #                       bf16 where it runs (auto), else float32
 #   transfer-float32    the same with --similarity-product float32
 #   evaluate            every weighting (the default list), 3 splits

@@ -1,5 +1,5 @@
 // Which similarity product `clp-transfer transfer` gives the neighbour lists (top-k, softmax,
-// least-squares' top-k row norms): the library's float32 product, or, where the program was
+// least-squares' row norms from top-k): the library's float32 product, or, where the program was
 // built with oneDNN and the CPU has bf16 arithmetic (avx512_bf16 or AMX, checked at run time), a
 // bf16 product whose candidates the library rescores in float32 (<clp/similarity_product.hpp>).
 // The dense weightings always run float32.

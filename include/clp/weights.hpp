@@ -214,15 +214,15 @@ struct omp_weights {
 /// report's `maps` says what each fit came to (lambda, R^2 on the overlap).
 ///
 /// The map alone shrinks row norms towards the overlap's mean. So by default each synthesised
-/// row keeps the map's direction and takes the norm of the row top_k_weights{norm_neighbours}
-/// would write for that token, per source ("neighbour norms"): the library's default weighting
-/// (docs/weighting.md gives the measurement that chose it). That costs top-k's similarity
-/// product on top of the map (a caller's lower-precision product serves it, as it serves
-/// top-k); a row top-k cannot weight (none of its k cosines positive) falls back to the mean,
-/// as under top-k. norm_neighbours = 0 keeps the map's own norms. `neighbour_norm` says which
-/// norm the top-k neighbours give: that of their weighted sum (top-k's row), or the weighted
-/// mean of their own norms, which always lies within the neighbours' norms (the norm of a
-/// convex combination may fall below every one of them).
+/// row keeps the map's direction and takes its norm from the norm_neighbours tokens
+/// top_k_weights{norm_neighbours} would weigh for it, per source ("neighbour norms"): their
+/// norms averaged with those weights (norm_rule = neighbour_norm::mean, within the neighbours'
+/// norms), or the norm of the row top-k writes (neighbour_norm::of_top_k_row, the norm of a
+/// convex combination, which may fall below every neighbour's). That is the library's default
+/// weighting (docs/weighting.md gives the measurements that chose it). It costs top-k's
+/// similarity product on top of the map (a caller's lower-precision product serves it, as it
+/// serves top-k); a row top-k cannot weight (none of its k cosines positive) falls back to the
+/// mean, as under top-k. norm_neighbours = 0 keeps the map's own norms.
 struct least_squares_map {
   static constexpr weighting_input input = weighting_input::linear_map;
   static constexpr double automatic = -1;
@@ -234,11 +234,11 @@ struct least_squares_map {
   };
   double lambda = automatic;
   Index norm_neighbours = 10;  ///< k of the top-k rows whose norms the rows take; 0: the map's own norms
-  neighbour_norm norm_rule = neighbour_norm::of_top_k_row;
+  neighbour_norm norm_rule = neighbour_norm::mean;
 };
 
 /// The weighting every entry point uses when none is given: least_squares_map{} (the map with
-/// neighbour norms, lambda by GCV). paper_weights is eq. 4 as published, never a default.
+/// its neighbours' mean norms, k 10, lambda by GCV). paper_weights is eq. 4 as published, never a default.
 using default_weighting = least_squares_map;
 
 /// Any of the shipped policies, chosen at run time (the command-line programs do this). Every

@@ -275,8 +275,10 @@ TEST_CASE_TEMPLATE("least_squares_map: neighbour norms keep the map's direction 
   const problem p = rounded<T>(make_problem(700, 500, 260, 12, 20, 37));
   for (const Index k : {1, 10}) {
     CAPTURE(k);
+    clp::least_squares_map policy{0.1, k};
+    policy.norm_rule = neighbour_norm::of_top_k_row;
     clp::synthesis_report report;
-    const oracle::matrix got = run<L>(p, clp::least_squares_map{0.1, k}, report);
+    const oracle::matrix got = run<L>(p, policy, report);
     std::vector<Index> checked;
     const oracle::matrix want = oracle_neighbour_norms(p, p.source, 0.1, k, checked);
     CHECK(checked.size() > p.overlap.missing_ids.size() * 9 / 10);

@@ -46,10 +46,11 @@ TEST_CASE("synthesize_rows: a policy given as a clp::weighting, as its type or n
   clp::synthesize_rows(source, helper, p.overlap, chosen, clp::make_weighting("softmax", 5, 0.2f),
                        fixtures::options(1, 1 << 20));
   CHECK(fixtures::same_bits(typed, chosen));
-  // The default policy is default_weighting, the map with top-k row norms (k 10), for every
-  // entry point; make_weighting("least-squares") names it too.
+  // The default policy is default_weighting, the map with its neighbours' mean norms (k 10),
+  // for every entry point; make_weighting("least-squares") names it too.
   static_assert(std::is_same_v<clp::default_weighting, clp::least_squares_map>);
   CHECK(clp::least_squares_map{}.norm_neighbours == 10);
+  CHECK(clp::least_squares_map{}.norm_rule == clp::least_squares_map::neighbour_norm::mean);
   row_major by_default(600, 40), named(600, 40), by_name(600, 40);
   clp::synthesize_rows(source, helper, p.overlap, by_default);
   clp::synthesize_rows(source, helper, p.overlap, named, clp::least_squares_map{clp::least_squares_map::automatic, 10});

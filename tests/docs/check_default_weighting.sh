@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The default weighting the docs name is the program's. From `clp-transfer transfer --help` it
 # reads the defaults of --weighting and --row-norms and the list of weightings, and forms the
-# docs' name for the default: "`least-squares` with top-k row norms" (--row-norms top-k),
+# docs' name for the default: "`least-squares` with top-k mean row norms" (--row-norms
+# top-k-mean), "`least-squares` with top-k row norms" (--row-norms top-k),
 # "`least-squares` with the map's own norms" (--row-norms map), "`NAME`" for any other
 # weighting. Then, paragraph by paragraph (a paragraph's lines joined, so a claim broken across
 # lines counts; code blocks and docs/cli.md, the program's own help, left out):
@@ -10,7 +11,8 @@
 #   - no page may call another weighting the default: "X by default", "X (the default)",
 #     "X (**default**)", "X, the default", "X is the default", "the default is X",
 #     "default weighting, X", where X is a weighting's name, in backticks or not, once the
-#     default's own name is taken out of the paragraph ("top-k row norms" names no weighting).
+#     default's own name is taken out of the paragraph ("top-k row norms", "top-k mean row
+#     norms" and "top-k-mean" name no weighting).
 # Fails naming the page, the paragraph's first line and what it claims.
 # Usage: check_default_weighting.sh ROOT PROGRAM [--names PAGE]... PAGE...   (pages relative to ROOT)
 set -euo pipefail
@@ -46,6 +48,7 @@ if [[ -z $weighting || -z $weightings ]]; then
   exit 1
 fi
 case "$weighting:$row_norms" in
+  least-squares:top-k-mean) name="\`least-squares\` with top-k mean row norms" ;;
   least-squares:top-k) name="\`least-squares\` with top-k row norms" ;;
   least-squares:map) name="\`least-squares\` with the map's own norms" ;;
   *) name="\`$weighting\`" ;;
@@ -69,6 +72,7 @@ check_page() {
       # Take out the default by its name, then the words that hold a weighting name but name none.
       rest = replace_all(text, name, " THE-DEFAULT ")
       if (rest != text && tolower(text) ~ /default/) named = 1
+      rest = replace_all(replace_all(rest, "top-k mean row norms", " "), "top-k-mean", " ")
       rest = tolower(replace_all(replace_all(rest, "top-k row norms", " "), "top-k row", " "))
       n = split(list, weightings, " ")
       for (i = 1; i <= n; ++i) {

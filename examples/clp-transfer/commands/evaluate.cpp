@@ -96,7 +96,7 @@ clp::weighting diagnosed_policy(const clp::weighting& policy, Index n_overlap) {
 /// those. paper, paper-guarded and omp, whose inflation is a property of their weights, run on
 /// the 1-column source too; the map, whose inflated rows are judged by their norms, on the whole
 /// source. `product`: the transfer's similarity product, which forms the pass's cosines when
-/// every job reads only neighbour lists (top-k, and the map's top-k row norms).
+/// every job reads only neighbour lists (top-k, and the map's row norms from top-k).
 /// Returns the name of the product that formed the cosines.
 std::string diagnose(std::vector<weighting_score>& scores, const loaded_models& models,
                      const clp::synthesis_options& options) {

@@ -22,7 +22,8 @@ namespace clp_transfer {
 /// The synthesis options as the command line gives them, and the CLI11 options that say which
 /// were given.
 struct synthesis_command_line {
-  std::string match = "bytes", method = "clp", weighting = default_weighting, similarity = "auto", row_norms = "top-k";
+  std::string match = "bytes", method = "clp", weighting = default_weighting, similarity = "auto",
+              row_norms = default_row_norms;
   std::string undertrained = undertrained_name(default_undertrained);
   Index k = 10;
   float temperature = 0.1f;
@@ -51,7 +52,7 @@ struct synthesis_command_line {
                         "paper | paper-guarded | clamped | top-k | softmax | sparsemax | omp | least-squares")
             ->capture_default_str();
     k_option = command.add_option(
-        "--k", k, "Neighbours for top-k, softmax and least-squares' top-k row norms (default 10) and omp (default 8)");
+        "--k", k, "Neighbours for top-k, softmax and least-squares' row norms (default 10) and omp (default 8)");
     temperature_option = command.add_option("--temperature", temperature, "Softmax temperature")->capture_default_str();
     lambda_option = command.add_option(
         "--lambda", lambda,
@@ -60,16 +61,16 @@ struct synthesis_command_line {
     row_norms_option =
         command
             .add_option("--row-norms", row_norms,
-                        "least-squares: top-k | top-k-mean | map: each row keeps the map's direction with the norm "
-                        "of its top-k row (k from --k, default 10), or its k neighbours' norms averaged with top-k's "
-                        "weights, or the map's own norm")
+                        "least-squares: top-k-mean | top-k | map: each row keeps the map's direction with its k "
+                        "neighbours' norms averaged with top-k's weights (k from --k, default 10), or the norm of its "
+                        "top-k row, or the map's own norm")
             ->capture_default_str();
     seed_option = command.add_option("--seed", seed, "Seed of the random methods")->capture_default_str();
     similarity_option =
         command
             .add_option("--similarity-product", similarity,
                         "auto | float32 | bf16: the cosines of the neighbour lists (top-k, softmax, least-squares' "
-                        "top-k row norms) in bf16 where the CPU has avx512_bf16 or AMX and oneDNN is built in, their "
+                        "row norms) in bf16 where the CPU has avx512_bf16 or AMX and oneDNN is built in, their "
                         "candidates rescored in float32 (auto), or float32 throughout")
             ->capture_default_str();
     undertrained_option = command.add_option("--undertrained", undertrained, undertrained_help)->capture_default_str();

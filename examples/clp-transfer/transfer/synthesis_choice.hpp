@@ -61,9 +61,11 @@ std::string shortest_text(Real value) {
 }
 
 /// The weighting the program uses unless told otherwise, the library's clp::default_weighting:
-/// the least-squares map with top-k row norms (docs/weighting.md gives the rule and the
-/// measurement that chose it).
+/// the least-squares map with top-k mean row norms (docs/weighting.md gives the rules and the
+/// measurements that chose it).
 inline constexpr const char* default_weighting = "least-squares";
+/// Its --row-norms unless told otherwise, clp::least_squares_map{}'s norm rule.
+inline constexpr const char* default_row_norms = "top-k-mean";
 
 /// The weighting policy and the options it came from (which the report repeats).
 struct weighting_choice {
@@ -75,7 +77,7 @@ struct weighting_choice {
   std::optional<double> lambda;
   /// least-squares only: --row-norms, "top-k" (each row's norm that of its top-k row, with k),
   /// "top-k-mean" (its k neighbours' norms averaged with top-k's weights) or "map" (the map's own).
-  std::string row_norms = "top-k";
+  std::string row_norms = default_row_norms;
   clp::weighting policy = clp::make_weighting(default_weighting, 10, 0.1f);
 };
 
@@ -118,7 +120,7 @@ inline void check_weighting_options(const std::string& name, std::optional<Index
 /// is not positive or a lambda that is not finite (check_weighting_options).
 inline weighting_choice parse_weighting(const std::string& name, std::optional<Index> k, float temperature,
                                         std::optional<double> lambda = std::nullopt,
-                                        const std::string& row_norms = "top-k") {
+                                        const std::string& row_norms = default_row_norms) {
   check_weighting_options(name, k, temperature, lambda);
   const Index used_k = k.value_or(name == "omp" ? clp::omp_weights{}.k : clp::top_k_weights{}.k);
   const error_origins options = error_origins()
@@ -136,7 +138,8 @@ inline weighting_choice parse_weighting(const std::string& name, std::optional<I
                           row_norms,   options.run([&] { return clp::make_weighting(name, k, temperature, lambda); })};
   if (auto* map = std::get_if<clp::least_squares_map>(&choice.policy)) {
     map->norm_neighbours = row_norms == "map" ? 0 : used_k;
-    if (row_norms == "top-k-mean") map->norm_rule = clp::least_squares_map::neighbour_norm::mean;
+    map->norm_rule = row_norms == "top-k-mean" ? clp::least_squares_map::neighbour_norm::mean
+                                               : clp::least_squares_map::neighbour_norm::of_top_k_row;
   }
   return choice;
 }

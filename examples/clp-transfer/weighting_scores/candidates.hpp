@@ -28,7 +28,7 @@ struct weighting_candidate {
 };
 
 /// `name` at k (nullopt: the policy's own), as the transfer builds it (parse_weighting: the
-/// least-squares map with top-k row norms of k). The label and `k` show k for top-k and softmax,
+/// least-squares map with top-k mean row norms of k). The label and `k` show k for top-k and softmax,
 /// which the default list scores at several k, and for the others where it is not their default
 /// (so "least-squares:10" is the default weighting, "least-squares").
 inline weighting_candidate make_candidate(const std::string& name, std::optional<Index> k) {

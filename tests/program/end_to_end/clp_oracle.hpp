@@ -20,8 +20,8 @@ struct weighting_choice {
   std::string name;
   std::int64_t k = 10;
   double temperature = 0.1;
-  double lambda = -1;               ///< least-squares: --lambda when not negative
-  std::string row_norms = "top-k";  ///< least-squares: --row-norms
+  double lambda = -1;                    ///< least-squares: --lambda when not negative
+  std::string row_norms = "top-k-mean";  ///< least-squares: --row-norms (the program's default)
 
   /// The options, each only where the weighting reads it (the program refuses the others).
   std::vector<std::string> arguments() const {

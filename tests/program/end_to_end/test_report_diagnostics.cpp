@@ -64,12 +64,12 @@ TEST_CASE("report: paper shows its cosine-sum diagnostics and effective neighbou
 TEST_CASE("report: the default least-squares leaves out what means nothing for a map") {
   const workspace ws = gpt2_workspace();
   const run_output out = run_transfer(ws, {});
-  CHECK(out.report["weighting"] == nlohmann::json{{"name", "least-squares"}, {"k", 10}, {"row_norms", "top-k"}});
+  CHECK(out.report["weighting"] == nlohmann::json{{"name", "least-squares"}, {"k", 10}, {"row_norms", "top-k-mean"}});
   // Every row of a map weighs the whole overlap, and no cosine sum divides anything.
   CHECK(!out.report.contains("effective_neighbours"));
   CHECK(!out.report.contains("negative_sum_rows"));
   CHECK(out.report.contains("inflated_rows"));
-  CHECK(out.report.contains("no_positive_cosine_rows"));  // the top-k row norms read cosines
+  CHECK(out.report.contains("no_positive_cosine_rows"));  // the row norms from top-k read cosines
   CHECK(out.report.contains("similarity_product"));
   CHECK(!has(out.summary, "negative cosine sum"));
   CHECK(!has(out.summary, "effective 1/sum(w^2)"));

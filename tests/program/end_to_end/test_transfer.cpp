@@ -37,7 +37,7 @@ void check_clp_transfer(const workspace& ws, const weighting_choice& choice, boo
 }
 
 /// Runs the transfer without --weighting and checks it against the oracle of the default, the
-/// map with top-k row norms (k 10) at the lambda GCV chose (the core tests check that choice).
+/// map with top-k mean row norms (k 10) at the lambda GCV chose (the core tests check that choice).
 void check_default_transfer(const workspace& ws, const fs::path& output, const std::vector<std::string>& extra = {}) {
   const fs::path report = ws.dir / (output.parent_path().filename().string() + "-default-report.json");
   std::vector<std::string> args{"--quiet", "--force", "--report", report.string()};
@@ -47,7 +47,7 @@ void check_default_transfer(const workspace& ws, const fs::path& output, const s
   REQUIRE(result.exit_status == 0);
   const auto json = nlohmann::json::parse(read_file(report));
   CHECK(json["weighting"]["name"] == "least-squares");
-  CHECK(json["weighting"]["row_norms"] == "top-k");
+  CHECK(json["weighting"]["row_norms"] == "top-k-mean");
   weighting_choice choice{"least-squares", 10};
   choice.lambda = json["least_squares"]["maps"][0]["relative_lambda"].get<double>();
   check_output_files(ws.pair, output);
@@ -69,7 +69,7 @@ TEST_CASE("GPT-2 pair (tied F32): every weighting matches the double-precision o
   SUBCASE("top-k, k = 5") { check_clp_transfer(ws, {"top-k", 5}); }
   SUBCASE("softmax, k = 8, temperature 0.05") { check_clp_transfer(ws, {"softmax", 8, 0.05}); }
   SUBCASE("sparsemax") { check_clp_transfer(ws, {"sparsemax"}); }
-  SUBCASE("no --weighting: least-squares with top-k row norms, k = 10") { check_default_transfer(ws); }
+  SUBCASE("no --weighting: least-squares with top-k mean row norms, k = 10") { check_default_transfer(ws); }
 }
 
 TEST_CASE("Llama pair (BF16, untied head, three shards): embedding and head match the oracle") {
