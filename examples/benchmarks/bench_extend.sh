@@ -60,7 +60,7 @@ echo "| llama2-qwen3 | seconds min / median / max of $runs | x transfer (medians
 echo "|---|---:|---:|---:|"
 transfer_s=$(median ${times[transfer]})
 for command in "${commands[@]}"; do
-  read -r -a all < <(sorted ${times[$command]} | tr '\n' ' ')
+  read -r -a all <<< "$(sorted ${times[$command]} | tr '\n' ' ')"
   s=$(median ${times[$command]})
   ratio=$(awk -v a="$s" -v b="$transfer_s" 'BEGIN { printf "%.2f", a / b }')
   echo "| \`$(arguments_of "$command" | sed "s|$dir/||g; s| --quiet||; s| --report extend.json||")\` |" \
