@@ -169,8 +169,9 @@ struct given_options {
 /// read by --method clp alone, --seed by the other methods alone; --k by top-k, softmax, omp and
 /// least-squares with --row-norms top-k or top-k-mean; --temperature by softmax; --lambda and
 /// --row-norms by least-squares; --similarity-product by the weightings that form neighbour lists
-/// (top-k, softmax, least-squares but with --row-norms map); --undertrained by the methods that copy the
-/// shared rows (clp, overlap-random: a flagged row is drawn like a missing one), not by random.
+/// (top-k, softmax, least-squares unless --row-norms map); --undertrained by the methods that
+/// copy the shared rows (clp, overlap-random: a flagged row is drawn like a missing one), not by
+/// random.
 inline void refuse_unread_options(transfer_method method, const weighting_choice& weighting,
                                   const given_options& given) {
   const auto refuse = [](const char* option, const std::string& why) {
