@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What each public header costs a translation unit that includes it: for every header under
-# include/clp (the adapters with their own dependency only where it is found), a file holding
+# include/clp (the xtensor and libtorch adapters need their libraries' headers), a file holding
 # that one #include and an empty main() is compiled to an object CLP_BENCH_RUNS times (default
 # 3) with the flags a consumer's release build uses (-std=c++17 -O2 -DNDEBUG, Eigen from
 # pkg-config or /usr/include/eigen3), timed by /usr/bin/time; the least user + system CPU time
@@ -27,8 +27,8 @@ fi
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "compiler: $($cxx --version | head -1); flags: -std=c++17 -O2 -DNDEBUG; $runs runs each, least CPU time"
 
-# One header: prints "seconds peak_kib", or "skipped" when it does not compile here (an
-# adapter whose library is absent).
+# One header: prints "seconds peak_kib", or "failed" when it does not compile here (an adapter
+# whose library is absent, or a broken header), with the compiler's first error on stderr.
 measure() {
   local include=$1 best="" peak=0 i
   printf '#include <%s>\nint main() { return 0; }\n' "$include" > "$scratch/tu.cpp"
@@ -37,7 +37,8 @@ measure() {
     if ! /usr/bin/time -f '%U %S %M' -o "$scratch/time" \
         "$cxx" -std=c++17 -O2 -DNDEBUG -I"$repo/include" $eigen_flags -c "$scratch/tu.cpp" \
         -o "$scratch/tu.o" 2> "$scratch/err"; then
-      echo skipped; return
+      echo "  $include: did not compile: $(grep -m1 'error' "$scratch/err" || head -1 "$scratch/err")" >&2
+      echo failed; return
     fi
     read -r user sys kib < "$scratch/time"
     local seconds
@@ -58,5 +59,5 @@ done
 echo
 echo "| header | CPU seconds (least of $runs) | compiler peak MiB |"
 echo "|---|---:|---:|"
-printf '%s\n' "${rows[@]}" | awk '$2 == "skipped" { print "| `" $1 "` | skipped (its dependency is absent) | |"; next }
+printf '%s\n' "${rows[@]}" | awk '$2 == "failed" { print "| `" $1 "` | did not compile (the error is above) | |"; next }
   { printf "%s\t| `%s` | %.1f | %d |\n", $2, $1, $2, $3 / 1024 }' | sort -t$'\t' -k1,1 -rn | cut -f2-
