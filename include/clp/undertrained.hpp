@@ -84,6 +84,12 @@ struct undertrained_rows {
   /// #rows: every row's cosine to the reference, first principal component removed from both
   /// (0 for a row with nothing left); empty when reference is none.
   std::vector<double> cosines;
+  /// #cols: the unit direction removed from the rows and the reference before their cosines,
+  /// the first principal component of the mean-centred rows as the screen's fixed passes find
+  /// it: the top eigenvector to about 1e-6 radians where one direction dominates, and where the
+  /// top variances are close, a unit vector of their span (see find_undertrained_rows). Empty
+  /// when reference is none.
+  std::vector<double> component;
   /// A row is flagged when its norm is below this (0: never).
   double norm_threshold = 0;
   /// A row is flagged when its cosine is above this; nullopt when reference is none.
@@ -98,12 +104,15 @@ struct undertrained_rows {
 
 /// Flags the under-trained rows of an embedding matrix (an input embedding, or the tied
 /// input-output one). Elements are read as float32, as everywhere in the library; sums are
-/// double. Reads every row several times: one pass for the norms and the mean, one per
-/// iteration of the principal component's subspace iteration (a few, at most 100), two for the
-/// reference search (without unused ids) and one for the cosines. No copy of the matrix:
-/// working memory is a chunk of rows per thread (at most 1 MiB of float32 each), about 200
-/// bytes a row of results and scratch (about 50 with unused ids), and 4 KiB a column of
-/// partial sums. The result is the same for any thread count.
+/// double. Reads the rows a fixed number of times, whatever the matrix: once for the norms, the
+/// mean and random projections; twice more to search for the reference without unused ids; and
+/// where there is a reference, five more (the principal component's sketch and three passes of
+/// subspace iteration, and the cosines; the sketch rides on the first read when the unused ids
+/// are known). So three reads with no reference, five with unused ids, eight with a group found.
+/// No copy of the matrix: working memory is a chunk of rows per thread (at most 1 MiB of float32
+/// each, none for contiguous float32 rows), about 200 bytes a row of results and scratch (about
+/// 50 with unused ids), and 200 bytes a column per thread of partial sums.
+/// The result is the same for any thread count.
 /// @param[in] embeddings  #rows by d, anything make_view accepts (a matrix_view<const void> of
 ///                        float32, float64, float16 or bfloat16 too)
 /// @param[in] options     ids, thresholds and threads

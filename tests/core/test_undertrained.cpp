@@ -8,6 +8,8 @@
 
 #include <clp/undertrained.hpp>
 
+#include <Eigen/Eigenvalues>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -130,13 +132,15 @@ std::vector<double> first_component(const oracle::matrix& m, const std::vector<d
   return v;
 }
 
-/// The screen of m with the default thresholds and the reference made of `reference` rows.
-oracle_screen screen(const oracle::matrix& m, const std::vector<Index>& reference) {
+/// The screen of m with the default thresholds and the reference made of `reference` rows; the
+/// direction removed is `direction` when given, else the first principal component.
+oracle_screen screen(const oracle::matrix& m, const std::vector<Index>& reference,
+                     const std::vector<double>& direction = {}) {
   const Index n = m.rows, d = m.cols;
   std::vector<double> mean(static_cast<std::size_t>(d));
   for (Index r = 0; r < n; ++r)
     for (Index c = 0; c < d; ++c) mean[std::size_t(c)] += m(r, c) / double(n);
-  const std::vector<double> p = first_component(m, mean);
+  const std::vector<double> p = direction.empty() ? first_component(m, mean) : direction;
   const auto residual = [&](const std::vector<double>& x) {
     std::vector<double> centred(static_cast<std::size_t>(d));
     for (Index c = 0; c < d; ++c) centred[std::size_t(c)] = x[std::size_t(c)] - mean[std::size_t(c)];
@@ -264,18 +268,102 @@ TEST_CASE("find_undertrained_rows: the planted case flags 95% of the planted row
   CHECK(among_shared.cosine_threshold == all.cosine_threshold);
 }
 
-TEST_CASE("find_undertrained_rows: the result is the same for any thread count") {
+/// The centred rows' scatter matrix (X - 1 mean^T)^T (X - 1 mean^T), in double.
+Eigen::MatrixXd scatter_of(const oracle::matrix& m) {
+  Eigen::MatrixXd x(m.rows, m.cols);
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c) x(r, c) = m(r, c);
+  const Eigen::MatrixXd centred = x.rowwise() - x.colwise().mean();
+  return centred.transpose() * centred;
+}
+
+TEST_CASE("find_undertrained_rows: the component agrees with a double eigensolver's as far as the thresholds need") {
+  SUBCASE("one direction dominates: the top eigenvector, and the cosines of the oracle") {
+    const oracle::matrix values = fixtures::rounded<float>(trained_like(3000, 96, 31, 3.0));
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(scatter_of(values));
+    const Eigen::VectorXd top = eigen.eigenvectors().col(95);
+    const auto layout = fixtures::make<fixtures::eigen_row_major<float>>(values);
+    clp::undertrained_options options;
+    options.unused_ids = {0, 1, 2};
+    const clp::undertrained_rows got = clp::find_undertrained_rows(layout.m, options);
+    REQUIRE(got.component.size() == 96);
+    const Eigen::Map<const Eigen::VectorXd> component(got.component.data(), 96);
+    CHECK(component.norm() == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(1 - std::abs(component.dot(top)) <= 5e-11);  // about 1e-5 radians
+    check_against_oracle<fixtures::eigen_row_major<float>>(got, values);
+  }
+  SUBCASE("the top variances are close: a direction of high variance, and the eigenvector's flags") {
+    // Isotropic rows, plus a collapsed group for the cluster search to find and the cosine
+    // indicator to flag. Any direction of the top variances' span removes about as much of
+    // every row: the flags and the threshold are those of the eigenvector.
+    normal_numbers z(41);
+    oracle::matrix values(4000, 64);
+    for (double& x : values.values) x = 0.1 * z();
+    std::vector<Index> collapsed;
+    for (Index r = 7; r < 4000; r += 331) collapsed.push_back(r);  // 13 rows: no dominant direction
+    for (Index r : collapsed)
+      for (Index c = 0; c < 64; ++c) values(r, c) = values(3, c) + 1e-3 * z();
+    values = fixtures::rounded<float>(values);
+    const Eigen::MatrixXd scatter = scatter_of(values);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(scatter);
+    const double largest = eigen.eigenvalues()[63];
+    REQUIRE(eigen.eigenvalues()[61] > 0.9 * largest);  // no direction dominates
+    const auto layout = fixtures::make<fixtures::eigen_row_major<float>>(values);
+    const clp::undertrained_rows got = clp::find_undertrained_rows(layout.m);
+    REQUIRE(got.component.size() == 64);
+    const Eigen::Map<const Eigen::VectorXd> component(got.component.data(), 64);
+    CHECK(component.norm() == doctest::Approx(1.0).epsilon(1e-12));
+    const double variance = component.dot(scatter * component);
+    MESSAGE("the component's variance is " << variance / largest << " of the largest eigenvalue, the mean's "
+                                           << eigen.eigenvalues().mean() / largest);
+    CHECK(variance >= 0.9 * largest);
+    REQUIRE(got.reference == clp::undertrained_reference::cluster);
+    // The oracle with each of the three top eigenvectors: which of them an exact solver returns
+    // is an accident of the sample, and so is how far their thresholds lie apart.
+    const auto oracle_with = [&](Index column) {
+      const Eigen::VectorXd v = eigen.eigenvectors().col(column);
+      return screen(values, got.reference_ids, std::vector<double>(v.data(), v.data() + 64));
+    };
+    const oracle_screen want = oracle_with(63);
+    double eigenvectors_apart = 0;
+    for (Index column : {62, 61})
+      eigenvectors_apart =
+          std::max(eigenvectors_apart, std::abs(oracle_with(column).cosine_threshold - want.cosine_threshold));
+    REQUIRE(got.cosine_threshold);
+    MESSAGE("cosine threshold " << *got.cosine_threshold << ", the top eigenvector's " << want.cosine_threshold
+                                << ", the next two's up to " << eigenvectors_apart << " from it");
+    CHECK(std::abs(*got.cosine_threshold - want.cosine_threshold) <= eigenvectors_apart);
+    CHECK(got.flagged == want.flagged);
+    std::vector<Index> group = collapsed;
+    group.insert(group.begin(), 3);
+    CHECK(got.flagged == group);
+  }
+}
+
+TEST_CASE_TEMPLATE("find_undertrained_rows: the result is the same for any thread count", L,
+                   fixtures::eigen_col_major<float>, fixtures::eigen_row_major<float>) {
+  // The small case reads in two slots; the larger one (a planted collapsed group, so that the
+  // cluster search runs) in twenty, more than any thread count here.
   const small_case planted_case;
-  const auto layout = fixtures::make<fixtures::eigen_col_major<float>>(planted_case.m);
-  clp::undertrained_options options;
-  options.threads = 1;
-  const clp::undertrained_rows one = clp::find_undertrained_rows(layout.m, options);
-  options.threads = 3;
-  const clp::undertrained_rows three = clp::find_undertrained_rows(layout.m, options);
-  CHECK(one.flagged == three.flagged);
-  CHECK(one.norms == three.norms);
-  CHECK(one.cosines == three.cosines);
-  CHECK(one.reference_ids == three.reference_ids);
+  std::vector<Index> collapsed;
+  for (Index r = 5; r < 5000; r += 97) collapsed.push_back(r);
+  const oracle::matrix larger = planted(trained_like(5000, 128, 51), {}, collapsed, 52);
+  for (const oracle::matrix* values : {&planted_case.m, &larger}) {
+    const auto layout = fixtures::make<L>(*values);
+    clp::undertrained_options options;
+    options.threads = 1;
+    const clp::undertrained_rows one = clp::find_undertrained_rows(layout.m, options);
+    for (int threads : {2, 3}) {
+      options.threads = threads;
+      const clp::undertrained_rows other = clp::find_undertrained_rows(layout.m, options);
+      CHECK(one.flagged == other.flagged);
+      CHECK(one.norms == other.norms);
+      CHECK(one.cosines == other.cosines);
+      CHECK(one.component == other.component);
+      CHECK(one.reference_ids == other.reference_ids);
+    }
+    CHECK(one.reference == clp::undertrained_reference::cluster);
+  }
 }
 
 TEST_CASE("find_undertrained_rows: a matrix with no near-identical rows and no unused ids has no reference") {

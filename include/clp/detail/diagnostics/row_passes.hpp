@@ -2,11 +2,12 @@
 #pragma once
 
 // Internal: how the under-trained screen (<clp/undertrained.hpp>) reads a matrix. Every pass
-// reads consecutive chunks of rows, converted to float32 row-major in a buffer of the worker
-// that reads them; nothing else of the matrix is ever held. The chunks are grouped into a fixed
-// number of slots that depends on the row count alone, and a reduction keeps one partial per
-// slot, added in slot order, so that every result is the same for any thread count. Also the
-// robust statistics and the fixed pseudo-random numbers the screen uses.
+// reads consecutive chunks of rows as float32 row-major: a float32 matrix with contiguous rows
+// in place, any other converted into a buffer of the worker that reads them; nothing else of
+// the matrix is ever held, and no row is converted twice in one pass. The chunks are grouped
+// into a fixed number of slots that depends on the row count alone, and a reduction keeps one
+// partial per slot, added in slot order, so that every result is the same for any thread
+// count. Also the robust statistics and the fixed pseudo-random numbers the screen uses.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/element_type.hpp>
@@ -14,9 +15,14 @@
 #include <clp/parallel.hpp>
 #include <clp/splitmix64.hpp>
 
+#include <Eigen/Core>
+
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -50,15 +56,21 @@ inline void read_rows_as_float(const matrix_view<const void>& m, Index first, In
   });
 }
 
-/// The rows of one chunk: `count` rows starting at `first`, as float32 row-major (`cols` wide).
-/// The buffer is the reading worker's own, so a pass may overwrite it.
+/// The rows of one chunk: `count` rows starting at `first`, as float32 row-major (`cols` wide,
+/// `stride` floats from one row to the next). Read only: they may be the matrix's own memory.
 struct row_chunk {
   Index first = 0;
   Index count = 0;
   Index cols = 0;
-  float* rows = nullptr;
+  Index stride = 0;
+  const float* rows = nullptr;
 
-  float* row(Index i) const { return rows + i * cols; }
+  const float* row(Index i) const { return rows + i * stride; }
+  /// The chunk as an Eigen matrix, count by cols.
+  Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>
+  matrix() const {
+    return {rows, count, cols, Eigen::OuterStride<>(stride)};
+  }
 };
 
 /// How a pass cuts the rows: `slots` slots of consecutive rows, each read in chunks of at most
@@ -75,54 +87,148 @@ struct chunk_plan {
   Index slot_begin(Index slot, Index rows) const { return slots ? slot * rows / slots : 0; }
 };
 
-/// Calls f(slot, chunk) for every chunk of m's rows, slots in parallel on `threads` workers (0:
-/// all hardware threads), the chunks of one slot in row order. Working memory: one chunk
-/// buffer per worker.
-template <class F>
-void for_each_chunk(const matrix_view<const void>& m, int threads, F&& f) {
+/// Whether m's rows can be read in place as float32: float32, each row contiguous.
+inline bool float_rows_in_place(const matrix_view<const void>& m) {
+  return m.type() == element_type::float32 && (m.order() == storage_order::row_major || m.cols() <= 1);
+}
+
+/// Calls f(slot, worker, chunk) for every chunk of m's rows, slots in parallel on `threads`
+/// workers (0: all hardware threads), the chunks of one slot in row order; then, once a slot's
+/// chunks are done, finish(slot, worker), one slot at a time and in slot order, whichever
+/// workers ran them. So a worker can sum its slot into a partial of its own, and finish() add
+/// that partial to a total: the total's bits do not depend on the thread count, and the
+/// partials take one per worker. Working memory: one chunk buffer per worker, none when m's
+/// rows are float32 and contiguous.
+template <class F, class Finish>
+void for_each_chunk_summed(const matrix_view<const void>& m, int threads, F&& f, Finish&& finish) {
   const chunk_plan plan = chunk_plan::of(m.rows(), m.cols());
   const int workers = static_cast<int>(std::clamp<Index>(plan.slots, 1, resolve_threads(threads)));
+  const bool in_place = float_rows_in_place(m);
+  const auto* data = static_cast<const float*>(m.data());
   std::vector<std::vector<float>> buffers(static_cast<std::size_t>(workers));
+  std::mutex mutex;
+  std::condition_variable turn;
+  Index finished = 0;  // the slots whose finish() has run (or that failed), a prefix
   parallel_for(plan.slots, workers, [&](Index slot, int worker) {
-    std::vector<float>& buffer = buffers[static_cast<std::size_t>(worker)];
-    buffer.resize(static_cast<std::size_t>(plan.chunk_rows * m.cols()));
-    const Index end = plan.slot_begin(slot + 1, m.rows());
-    for (Index first = plan.slot_begin(slot, m.rows()); first < end; first += plan.chunk_rows) {
-      const row_chunk chunk{first, std::min(plan.chunk_rows, end - first), m.cols(), buffer.data()};
-      read_rows_as_float(m, chunk.first, chunk.count, chunk.rows);
-      f(slot, chunk);
+    std::exception_ptr failure;
+    try {
+      std::vector<float>& buffer = buffers[static_cast<std::size_t>(worker)];
+      if (!in_place) buffer.resize(static_cast<std::size_t>(plan.chunk_rows * m.cols()));
+      const Index end = plan.slot_begin(slot + 1, m.rows());
+      for (Index first = plan.slot_begin(slot, m.rows()); first < end; first += plan.chunk_rows) {
+        const Index count = std::min(plan.chunk_rows, end - first);
+        if (in_place) {
+          f(slot, worker, row_chunk{first, count, m.cols(), m.row_stride(), data + first * m.row_stride()});
+        } else {
+          read_rows_as_float(m, first, count, buffer.data());
+          f(slot, worker, row_chunk{first, count, m.cols(), m.cols(), buffer.data()});
+        }
+      }
+    } catch (...) {
+      failure = std::current_exception();
     }
+    // Slots are taken in increasing order, so every slot before this one is running or done,
+    // and each one, failed or not, takes its turn: no worker waits for a slot nobody holds.
+    std::unique_lock<std::mutex> lock(mutex);
+    turn.wait(lock, [&] { return finished == slot; });
+    if (!failure) {
+      try {
+        finish(slot, worker);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    ++finished;
+    lock.unlock();
+    turn.notify_all();
+    if (failure) std::rethrow_exception(failure);
   });
 }
 
-/// The number of slots for_each_chunk uses on m: the size of a per-slot reduction.
-inline Index slot_count(const matrix_view<const void>& m) { return chunk_plan::of(m.rows(), m.cols()).slots; }
-
-/// sum_c a[c] * b[c] over n floats, in double.
-inline double dot(const float* a, const float* b, Index n) {
-  double sum[4] = {0, 0, 0, 0};
-  Index c = 0;
-  for (; c + 4 <= n; c += 4)
-    for (int l = 0; l < 4; ++l) sum[l] += double(a[c + l]) * b[c + l];
-  for (; c < n; ++c) sum[0] += double(a[c]) * b[c];
-  return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+/// Calls f(slot, chunk) for every chunk of m's rows, slots in parallel on `threads` workers (0:
+/// all hardware threads), the chunks of one slot in row order. Working memory: one chunk
+/// buffer per worker, none when m's rows are float32 and contiguous.
+template <class F>
+void for_each_chunk(const matrix_view<const void>& m, int threads, F&& f) {
+  for_each_chunk_summed(
+      m, threads, [&](Index slot, int, const row_chunk& chunk) { f(slot, chunk); }, [](Index, int) {});
 }
 
-/// sum_c (a[c] - b[c])^2 of n floats a and n doubles b, in double.
-inline double squared_distance(const float* a, const double* b, Index n) {
-  double sum[4] = {0, 0, 0, 0};
+/// The screen's reductions of one row: eight double lanes, added in a fixed order at the end,
+/// so that the compiler vectorises them and each result is a function of the row alone.
+inline constexpr int row_lanes = 8;
+using double_lanes = Eigen::Array<double, row_lanes, 1>;
+using float_lanes = Eigen::Map<const Eigen::Array<float, row_lanes, 1>>;
+using double_lanes_map = Eigen::Map<const double_lanes>;
+
+inline double sum_of_lanes(const double_lanes& lanes) {
+  double total = 0;
+  for (int l = 0; l < row_lanes; ++l) total += lanes[l];
+  return total;
+}
+
+/// sum_c x[c]^2, and sum[c] += x[c], over n floats x, in double.
+inline double add_row(const float* x, Index n, double* sum) {
+  double_lanes squares = double_lanes::Zero();
   Index c = 0;
-  for (; c + 4 <= n; c += 4)
-    for (int l = 0; l < 4; ++l) {
-      const double diff = a[c + l] - b[c + l];
-      sum[l] += diff * diff;
+  for (; c + row_lanes <= n; c += row_lanes) {
+    const double_lanes v = float_lanes(x + c).cast<double>();
+    squares += v.square();
+    Eigen::Map<double_lanes>(sum + c) += v;
+  }
+  for (int l = 0; c < n; ++c, ++l) {
+    squares[l] += double(x[c]) * x[c];
+    sum[c] += x[c];
+  }
+  return sum_of_lanes(squares);
+}
+
+/// out[j] = sum_c (x[c] - centres[j * n + c])^2 for j in [0, q): the squared distances of n
+/// floats x to q centres of n doubles, in double, the row read once for up to four centres.
+inline void squared_distances(const float* x, const double* centres, Index q, Index n, double* out) {
+  constexpr Index group = 4;
+  for (Index j0 = 0; j0 < q; j0 += group) {
+    const Index count = std::min(group, q - j0);
+    const double* centre = centres + j0 * n;
+    double_lanes sums[group] = {double_lanes::Zero(), double_lanes::Zero(), double_lanes::Zero(), double_lanes::Zero()};
+    Index c = 0;
+    for (; c + row_lanes <= n; c += row_lanes) {
+      const double_lanes v = float_lanes(x + c).cast<double>();
+      for (Index j = 0; j < count; ++j) sums[j] += (v - double_lanes_map(centre + j * n + c)).square();
     }
-  for (; c < n; ++c) sum[0] += (a[c] - b[c]) * (a[c] - b[c]);
-  return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+    for (int l = 0; c < n; ++c, ++l)
+      for (Index j = 0; j < count; ++j) sums[j][l] += (x[c] - centre[j * n + c]) * (x[c] - centre[j * n + c]);
+    for (Index j = 0; j < count; ++j) out[j0 + j] = sum_of_lanes(sums[j]);
+  }
 }
 
-/// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
-inline double median(std::vector<double> values) {
+/// For the centred row x - mean of n floats x, in double: its products with u and with v, and
+/// its squared norm.
+struct centred_products {
+  double with_u = 0, with_v = 0, squares = 0;
+};
+inline centred_products centred_products_of(const float* x, const double* mean, const double* u, const double* v,
+                                            Index n) {
+  double_lanes with_u = double_lanes::Zero(), with_v = with_u, squares = with_u;
+  Index c = 0;
+  for (; c + row_lanes <= n; c += row_lanes) {
+    const double_lanes centred = float_lanes(x + c).cast<double>() - double_lanes_map(mean + c);
+    with_u += centred * double_lanes_map(u + c);
+    with_v += centred * double_lanes_map(v + c);
+    squares += centred.square();
+  }
+  for (int l = 0; c < n; ++c, ++l) {
+    const double centred = x[c] - mean[c];
+    with_u[l] += centred * u[c];
+    with_v[l] += centred * v[c];
+    squares[l] += centred * centred;
+  }
+  return {sum_of_lanes(with_u), sum_of_lanes(with_v), sum_of_lanes(squares)};
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count), reordering
+/// them; 0 when empty.
+inline double median_in_place(std::vector<double>& values) {
   if (values.empty()) return 0;
   const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
   std::nth_element(values.begin(), mid, values.end());
@@ -131,20 +237,23 @@ inline double median(std::vector<double> values) {
   return 0.5 * (*std::max_element(values.begin(), mid) + upper);
 }
 
+inline double median(std::vector<double> values) { return median_in_place(values); }
+
 /// A robust location and spread: the median and 1.4826 times the median absolute deviation
 /// (the standard deviation, were the values normal).
 struct robust_spread {
   double median = 0;
   double sigma = 0;
 
-  static robust_spread of(const std::vector<double>& values) {
+  /// Of `values`, which it overwrites (no copy is made of them).
+  static robust_spread in_place(std::vector<double>& values) {
     robust_spread s;
-    s.median = detail::undertrained::median(values);
-    std::vector<double> deviations(values.size());
-    std::transform(values.begin(), values.end(), deviations.begin(), [&](double x) { return std::abs(x - s.median); });
-    s.sigma = 1.4826 * detail::undertrained::median(std::move(deviations));
+    s.median = median_in_place(values);
+    for (double& x : values) x = std::abs(x - s.median);
+    s.sigma = 1.4826 * median_in_place(values);
     return s;
   }
+  static robust_spread of(std::vector<double> values) { return in_place(values); }
 };
 
 /// A number in [0, 1) from the hash of (stream, i) (clp::splitmix64): the screen's pseudo-random

@@ -2,9 +2,10 @@
 #pragma once
 
 // Internal: the body of <clp/undertrained.hpp>, whose contracts are there. The screen in order:
-// the first pass (norms, mean, projections), the norm threshold, the first principal
-// component, the reference (the unused ids, or the group the cluster search finds), the
-// cosines and their threshold, and the flags.
+// the first pass (norms, mean, projections), the norm threshold, the reference (the unused ids,
+// or the group the cluster search finds in two passes), and where there is one, the first
+// principal component (a sketch and three passes of subspace iteration), the cosines and their
+// threshold; then the flags.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/diagnostics/dense_cluster.hpp>
@@ -97,22 +98,19 @@ inline Eigen::VectorXd residual(const Eigen::VectorXd& x, const Eigen::VectorXd&
   return centred - centred.dot(p) * p;
 }
 
-/// One pass: every row's cosine to `reference`, a residual, the row made a residual too.
+/// One pass: every row's cosine to `reference` (a residual, so orthogonal to p), the row made
+/// a residual too. With c = x - mean and r = c - (c . p) p: r . reference = c . reference -
+/// (c . p)(p . reference) and ||r||^2 = ||c||^2 - (c . p)^2, from one loop over the row.
 inline std::vector<double> residual_cosines(const matrix_view<const void>& m, const Eigen::VectorXd& mean,
                                             const Eigen::VectorXd& p, const Eigen::VectorXd& reference, int threads) {
   std::vector<double> cosines(static_cast<std::size_t>(m.rows()));
   const double reference_norm = reference.norm();
-  const double mean_along = mean.dot(p);
+  const double p_along_reference = p.dot(reference);
   for_each_chunk(m, threads, [&](Index, const row_chunk& chunk) {
     for (Index i = 0; i < chunk.count; ++i) {
-      const float* x = chunk.row(i);
-      double along = -mean_along, product = 0, squares = 0;
-      for (Index c = 0; c < chunk.cols; ++c) along += double(x[c]) * p[c];
-      for (Index c = 0; c < chunk.cols; ++c) {
-        const double r = (x[c] - mean[c]) - along * p[c];
-        product += r * reference[c];
-        squares += r * r;
-      }
+      const centred_products c = centred_products_of(chunk.row(i), mean.data(), p.data(), reference.data(), chunk.cols);
+      const double product = c.with_v - c.with_u * p_along_reference;
+      const double squares = std::max(0.0, c.squares - c.with_u * c.with_u);
       const double denominator = std::sqrt(squares) * reference_norm;
       cosines[static_cast<std::size_t>(chunk.first + i)] = denominator > 0 ? product / denominator : 0.0;
     }
@@ -120,21 +118,13 @@ inline std::vector<double> residual_cosines(const matrix_view<const void>& m, co
   return cosines;
 }
 
-/// The rows whose mean is the reference, and which kind of reference that is.
-/// @param[in] unused  the checked unused ids
-inline std::vector<Index> reference_rows(const matrix_view<const void>& m, const row_statistics& stats,
-                                         std::vector<Index> unused, const undertrained_options& o, double norm_cut,
-                                         undertrained_reference& kind) {
-  kind = undertrained_reference::unused_ids;
-  if (!unused.empty()) return unused;
+/// The eligible rows of the cluster search: nonzero, and not below the norm threshold of the
+/// distribution.
+inline std::vector<Index> cluster_candidates(const std::vector<double>& norms, double norm_cut) {
   std::vector<Index> eligible;
-  for (Index r = 0; r < m.rows(); ++r) {
-    const double norm = stats.norms[static_cast<std::size_t>(r)];
-    if (norm > 0 && norm >= norm_cut) eligible.push_back(r);
-  }
-  std::vector<Index> ids = densest_cluster(m, stats, eligible, o.cluster_radius, o.min_cluster_rows, o.threads);
-  kind = ids.empty() ? undertrained_reference::none : undertrained_reference::cluster;
-  return ids;
+  for (std::size_t r = 0; r < norms.size(); ++r)
+    if (norms[r] > 0 && norms[r] >= norm_cut) eligible.push_back(static_cast<Index>(r));
+  return eligible;
 }
 
 /// The flags among `rows` (ascending), with their counts by indicator.
@@ -161,14 +151,33 @@ inline undertrained_rows screen(const matrix_view<const void>& m, const undertra
   std::vector<Index> unused = checked_ids(o.unused_ids, m.rows(), "options.unused_ids");
   undertrained_rows result;
   if (m.rows() == 0) return result;
-  row_statistics stats = measure_rows(m, unused.empty() ? cluster_directions : 0, o.threads);
+  // Pass 1: norms, mean, and projections (the sketch where the reference is known). Without
+  // unused ids, passes 2 and 3 search for the reference. With a reference: the sketch (a pass of
+  // its own when the search found the reference), three passes of subspace iteration, and the
+  // cosines. Without one, nothing needs more than the norms.
+  const bool search = unused.empty();
+  row_statistics stats = measure_rows(m, search ? cluster_directions : sketch_directions, search, !search, o.threads);
   require_finite_norms(m, stats.norms);
   const double norm_cut = distribution_norm_threshold(stats.norms, o);
   result.norm_threshold = o.norm_threshold.value_or(norm_cut);
-  const Eigen::VectorXd p = first_principal_component(m, stats.mean, o.threads);
-  result.reference_ids = reference_rows(m, stats, std::move(unused), o, norm_cut, result.reference);
+  if (search) {
+    cluster_search cluster(m, stats, cluster_candidates(stats.norms, norm_cut), o.cluster_radius, o.min_cluster_rows,
+                           o.threads);
+    while (cluster.centres().rows() > 0) cluster.absorb(squared_distances_to(m, cluster.centres(), o.threads));
+    result.reference_ids = cluster.group();
+    result.reference = result.reference_ids.empty() ? undertrained_reference::none : undertrained_reference::cluster;
+    if (!result.reference_ids.empty()) stats.sketch = sketch_of(m, stats.mean, o.threads);
+  } else {
+    result.reference = undertrained_reference::unused_ids;
+    result.reference_ids = std::move(unused);
+  }
   result.norms = std::move(stats.norms);
   if (!result.reference_ids.empty()) {
+    range_finder finder(stats.sketch);
+    for (int pass = 0; pass < power_passes; ++pass)
+      finder.absorb(centred_gram_times(m, stats.mean, finder.basis(), o.threads));
+    const Eigen::VectorXd p = finder.direction();
+    result.component.assign(p.data(), p.data() + p.size());
     const Eigen::VectorXd reference = residual(mean_of_rows(m, result.reference_ids), stats.mean, p);
     result.cosines = residual_cosines(m, stats.mean, p, reference, o.threads);
     const robust_spread s = robust_spread::of(result.cosines);
