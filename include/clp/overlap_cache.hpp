@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -56,12 +57,21 @@ class overlap_cache {
   }
 
   /// A least-squares map's moments over the overlap for `pairs`' sources, made by `make` when the
-  /// cache holds none for this helper, overlap and sources.
+  /// cache holds none for this helper, overlap and sources. Moments held for more sources serve
+  /// fewer: a transfer's of the embedding and its untied head serve a check of the embedding
+  /// alone (the Gram matrix and the sources' sums are copied, not summed again).
   const detail::overlap_moments& moments(const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
                                          const std::vector<detail::source_output>& pairs,
                                          const std::function<detail::overlap_moments()>& make) {
     for (moments_entry& entry : moments_)
       if (entry.key.matches(helper, overlap) && detail::same_sources(entry.sources, pairs)) return entry.moments;
+    for (moments_entry& entry : moments_)
+      if (entry.key.matches(helper, overlap)) {
+        std::optional<detail::overlap_moments> part = subset(entry, pairs);
+        if (!part) continue;
+        moments_.push_back({entry.key, pairs, std::move(*part)});
+        return moments_.back().moments;
+      }
     moments_.push_back({key_of(helper, overlap), pairs, make()});
     return moments_.back().moments;
   }
@@ -87,6 +97,22 @@ class overlap_cache {
     std::vector<detail::source_output> sources;
     detail::overlap_moments moments;
   };
+  /// The moments of `pairs`' sources taken from `entry`, when it holds every one of them.
+  static std::optional<detail::overlap_moments> subset(const moments_entry& entry,
+                                                       const std::vector<detail::source_output>& pairs) {
+    detail::overlap_moments part;
+    for (const detail::source_output& pair : pairs) {
+      std::size_t at = 0;
+      while (at < entry.sources.size() && !detail::same_view(entry.sources[at].source, pair.source)) ++at;
+      if (at == entry.sources.size()) return std::nullopt;
+      part.cross.push_back(entry.moments.cross[at]);
+      part.sum_squares.push_back(entry.moments.sum_squares[at]);
+      part.column_sums.push_back(entry.moments.column_sums[at]);
+    }
+    part.gram = entry.moments.gram;
+    return part;
+  }
+
   gram_entry gram_;
   std::deque<moments_entry> moments_;  // a deque: what moments() returned stays where it is
 };

@@ -7,10 +7,12 @@
 
 #include <clp/baselines.hpp>
 #include <clp/evaluate.hpp>
+#include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -63,9 +65,10 @@ inline error_origins origins_of(const loaded_model& source, const embedding_matr
 inline clp::synthesis_report transfer_rows(const loaded_model& source, const embedding_matrix& helper,
                                            const vocabulary_overlap& overlap, const synthesised_embeddings& out,
                                            const synthesis_choice& choice, progress_reporter& progress,
-                                           const output_rows_watch& watch) {
+                                           const output_rows_watch& watch, std::shared_ptr<clp::overlap_cache> cache) {
   clp::synthesis_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
+  options.cache = std::move(cache);
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   options.rows_started = watch.started;
   options.rows_finished = watch.finished;
@@ -108,10 +111,12 @@ inline clp::synthesis_report draw_rows(const loaded_model& source, const vocabul
 /// mapped from the rest; nothing for the other weightings, or an overlap too small to split.
 inline std::optional<clp::held_out_scores> held_out_check(const loaded_model& source, const embedding_matrix& helper,
                                                           const vocabulary_overlap& overlap,
-                                                          const synthesis_choice& choice) {
+                                                          const synthesis_choice& choice,
+                                                          std::shared_ptr<clp::overlap_cache> cache) {
   if (!std::holds_alternative<clp::least_squares_map>(choice.weighting.policy) || overlap.size() < 20) return {};
   clp::evaluation_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
+  options.cache = std::move(cache);
   try {
     return clp::evaluate(source.embedding.view(), helper.view(), overlap, choice.weighting.policy, options)
         .scores.front();
@@ -144,8 +149,11 @@ inline void synthesise(const loaded_model& source, const embedding_matrix& helpe
                        const output_rows_watch& watch) {
   require_finite_elsewhere(source, helper, overlap, choice.method, choice.execution.threads);
   if (choice.method == transfer_method::clp) {
-    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch);
-    out.held_out = detail::held_out_check(source, helper, overlap, choice);
+    // The map's moments over the overlap, summed once: the held-out check's are the same less
+    // the rows it holds out.
+    const auto cache = std::make_shared<clp::overlap_cache>();
+    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch, cache);
+    out.held_out = detail::held_out_check(source, helper, overlap, choice, cache);
   } else {
     out.report = detail::draw_rows(source, overlap, out, choice);
     watch.finished(out.embedding.rows());

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -18,20 +20,32 @@ namespace clp::detail {
 
 /// The position of the first non-finite element of the contiguous data[0..n) (as float32: a
 /// double past float's range counts), or -1. Screens with x * 0, which is 0 for every finite x
-/// and NaN otherwise, added over independent lanes (vectorised, no early exit); the position
-/// is looked for only when the screen fails.
+/// and NaN otherwise, added over independent lanes (vectorised, no early exit); half and
+/// bfloat16, whose conversion to float keeps every value's finiteness, by their exponent bits
+/// alone, all set for NaN and infinity. The position is looked for only when the screen fails.
 template <class T>
 Index first_non_finite_element(const T* data, Index n) {
-  constexpr int lanes = 16;
-  float screen[lanes] = {};
-  Index i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
-  for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
-  float total = 0;
-  for (float x : screen) total += x;
-  if (total == 0) return -1;
-  for (i = 0; i < n; ++i)
+  if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
+    constexpr std::uint16_t exponent = std::is_same_v<T, Eigen::half> ? 0x7C00u : 0x7F80u;
+    std::uint16_t screen = 0;
+    for (Index i = 0; i < n; ++i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, data + i, sizeof(bits));
+      screen |= std::uint16_t((bits & exponent) == exponent);
+    }
+    if (screen == 0) return -1;
+  } else {
+    constexpr int lanes = 16;
+    float screen[lanes] = {};
+    Index i = 0;
+    for (; i + lanes <= n; i += lanes)
+      for (int l = 0; l < lanes; ++l) screen[l] += static_cast<float>(data[i + l]) * 0.0f;
+    for (; i < n; ++i) screen[0] += static_cast<float>(data[i]) * 0.0f;
+    float total = 0;
+    for (float x : screen) total += x;
+    if (total == 0) return -1;
+  }
+  for (Index i = 0; i < n; ++i)
     if (!std::isfinite(static_cast<float>(data[i]))) return i;
   return -1;
 }

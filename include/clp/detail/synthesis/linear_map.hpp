@@ -47,6 +47,9 @@ namespace clp::detail {
 
 /// Columns per task in the map's products.
 inline constexpr Index map_chunk_cols = 64;
+/// Columns per task in the moments' float32 products: wide enough that each task's product is
+/// a GEMM of good shape (its packed left operand is read by all of them).
+inline constexpr Index moment_chunk_cols = 512;
 /// An eigenvalue of G at or below this share of the largest counts as zero.
 inline constexpr double map_rank_tolerance = 1e-10;
 /// The grid GCV searches: lambda = 10^(e / 4) * trace(G) / d_helper for e in [first, last].
@@ -72,7 +75,50 @@ inline void add_transposed_product(double_matrix& target, const double_matrix& l
   });
 }
 
-/// G, B, ||A_o||^2 and the column sums, panel by panel of the overlap.
+/// The lower triangle of gram += h^T h for one panel, in double: column chunk by column chunk,
+/// one task each, the rows from the chunk's first on. The Gram matrix decides the map's rank, so
+/// its null space must be exact to double's round-off, which float32 products would not keep.
+/// @param[in] h  #panel rows by gram.rows()
+inline void add_panel_gram(double_matrix& gram, const double_matrix& h, int threads) {
+  const Index d = gram.rows();
+  parallel_for(ceil_div(d, map_chunk_cols), threads, [&](Index chunk, int) {
+    const Index c0 = chunk * map_chunk_cols;
+    const Index cn = std::min(map_chunk_cols, d - c0);
+    gram.block(c0, c0, d - c0, cn).noalias() += h.rightCols(d - c0).transpose() * h.middleCols(c0, cn);
+  });
+}
+
+/// target += left^T right for one panel: float32 products, column chunk by column chunk (one
+/// task each, into the worker's own `products`), each added to the double target.
+/// @param[in] left   #panel rows by target.rows(), row-major
+/// @param[in] right  #panel rows by target.cols(), row-major
+inline void add_panel_product(double_matrix& target, const float* left, const float* right, Index panel,
+                              std::vector<Eigen::MatrixXf>& products, int threads) {
+  const const_matrix_map l(left, panel, target.rows()), r(right, panel, target.cols());
+  parallel_for(ceil_div(target.cols(), moment_chunk_cols), threads, [&](Index chunk, int worker) {
+    const Index c0 = chunk * moment_chunk_cols;
+    const Index cn = std::min(moment_chunk_cols, target.cols() - c0);
+    Eigen::MatrixXf& product = products[std::size_t(worker)];
+    product.resize(target.rows(), cn);
+    product.noalias() = l.transpose() * r.middleCols(c0, cn);
+    target.middleCols(c0, cn) += product.cast<double>();
+  });
+}
+
+/// sum_squares += ||rows||^2 and sums += the column sums of n rows of d floats, in double.
+inline void add_row_sums(const float* rows, Index n, Index d, double& sum_squares, Eigen::VectorXd& sums) {
+  for (Index i = 0; i < n; ++i) {
+    const float* row = rows + i * d;
+    sum_squares += dot_double(row, row, d);
+    sums += Eigen::Map<const Eigen::VectorXf>(row, d).cast<double>();
+  }
+}
+
+/// G, B, ||A_o||^2 and the column sums, panel by panel of the overlap (panel_rows rows each, in
+/// order). G is double throughout (its lower triangle, mirrored at the end). B's products are
+/// float32 within a panel and double across panels: each entry of a panel's product is a sum of
+/// at most panel_rows products of float32 elements, exact to about 1e-6 of its terms'
+/// magnitudes, at float32's speed. The sums of squares and column sums are double throughout.
 inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pairs,
                                            const matrix_view<const void>& helper, const vocabulary_overlap& overlap,
                                            int threads) {
@@ -84,24 +130,24 @@ inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pai
     moments.sum_squares.push_back(0.0);
     moments.column_sums.push_back(Eigen::VectorXd::Zero(pair.source.cols()));
   }
-  std::vector<float> rows;
-  double_matrix h, a;
+  std::vector<float> h, a;
+  double_matrix h_double;
+  std::vector<Eigen::MatrixXf> products(std::size_t(resolve_threads(threads)));
   for (Index p0 = 0; p0 < n; p0 += panel_rows) {
     const Index pn = std::min(panel_rows, n - p0);
-    rows.resize(std::size_t(pn * d_helper));
-    gather_rows(helper, overlap.target_ids.data() + p0, pn, rows.data());
-    h = const_matrix_map(rows.data(), pn, d_helper).cast<double>();
-    add_transposed_product(moments.gram, h, h, threads);
+    h.resize(std::size_t(pn * d_helper));
+    gather_rows(helper, overlap.target_ids.data() + p0, pn, h.data());
+    h_double = const_matrix_map(h.data(), pn, d_helper).cast<double>();
+    add_panel_gram(moments.gram, h_double, threads);
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const Index d = pairs[p].source.cols();
-      rows.resize(std::size_t(pn * d));
-      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, rows.data());
-      a = const_matrix_map(rows.data(), pn, d).cast<double>();
-      add_transposed_product(moments.cross[p], h, a, threads);
-      moments.sum_squares[p] += a.squaredNorm();
-      moments.column_sums[p] += a.colwise().sum().transpose();
+      a.resize(std::size_t(pn * d));
+      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, a.data());
+      add_panel_product(moments.cross[p], h.data(), a.data(), pn, products, threads);
+      add_row_sums(a.data(), pn, d, moments.sum_squares[p], moments.column_sums[p]);
     }
   }
+  for (Index c = 1; c < d_helper; ++c) moments.gram.col(c).head(c) = moments.gram.row(c).head(c).transpose();
   return moments;
 }
 
@@ -176,6 +222,11 @@ inline least_squares_fit fit_one_map(const gram_factors& f, const overlap_moment
   const Index d = cross.cols();
   double_matrix projected(f.eigenvectors.cols(), d);  // C = V^T B
   add_transposed_product(projected.setZero(), f.eigenvectors, cross, threads);
+  // C_i = (H_o v_i)^T A_o, and ||H_o v_i||^2 = s_i: where s_i is round-off, so is C_i, and the
+  // float32 products B is summed from leave more of it there than G's null space holds.
+  const double null_floor = map_rank_tolerance * f.eigenvalues.maxCoeff();
+  for (Index i = 0; i < f.eigenvalues.size(); ++i)
+    if (!(f.eigenvalues[i] > null_floor)) projected.row(i).setZero();
   const Eigen::VectorXd energy = projected.rowwise().squaredNorm();
   least_squares_fit fit;
   fit.automatic = relative_lambda < 0;
