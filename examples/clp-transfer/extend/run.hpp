@@ -188,7 +188,8 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   seconds.write = progress.end();
   // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.
   std::vector<verify::finding> findings =
-      check_output(staging.path(), target.folder, {source.embedding_name, source.head_name.value_or("")});
+      check_output(staging.path(), target.folder, {source.embedding_name, source.head_name.value_or("")},
+                   synthesis.execution.threads, weights.value_scans());
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
   extend_outcome outcome{request,

@@ -22,11 +22,15 @@ namespace clp_transfer {
 /// @param[in] staged  the staged output folder, complete
 /// @param[in] folder  the output folder the user named
 /// @param[in] names   the embedding and head names the source's tensors were found under
+/// @param[in] threads  workers (0: every hardware thread)
+/// @param[in] scanned  the values of the tensors the program wrote, scanned as they were written
+///                     (weights_output::value_scans): the check does not read them back
 inline std::vector<verify::finding> check_output(const std::filesystem::path& staged,
-                                                 const std::filesystem::path& folder, verify::tensor_choice names) {
+                                                 const std::filesystem::path& folder, verify::tensor_choice names,
+                                                 int threads, const verify::value_scans& scanned) {
   std::vector<verify::finding> findings;
   try {
-    findings = verify::verify_folder(staged, std::move(names));
+    findings = verify::verify_folder(staged, std::move(names), threads, scanned);
   } catch (const std::exception& e) {
     findings.push_back({verify::finding_kind::unreadable, staged, "could not be checked: " + error_line(e)});
   }

@@ -25,8 +25,10 @@
 
 namespace clp_transfer {
 
+/// Wall seconds of each phase: `screen` is the under-trained screen (0 when none ran), `check`
+/// the output check; `total` is the whole run, up to the summary.
 struct phase_seconds {
-  double read = 0, synthesize = 0, write = 0, total = 0;
+  double read = 0, screen = 0, synthesize = 0, write = 0, check = 0, total = 0;
 };
 
 /// Everything the report and the summary print, gathered from the phases.
@@ -178,7 +180,8 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   json["warnings"] = layout_warnings(source.plan, outcome.config, source.checkpoint.config_file());
   json["output_check"] = verify::findings_json(outcome.output, outcome.output_findings);
   const phase_seconds& s = outcome.seconds;
-  json["seconds"] = {{"read", s.read}, {"synthesize", s.synthesize}, {"write", s.write}, {"total", s.total}};
+  json["seconds"] = {{"read", s.read},   {"screen", s.screen}, {"synthesize", s.synthesize},
+                     {"write", s.write}, {"check", s.check},   {"total", s.total}};
   const std::filesystem::path partial = report_file.string() + ".partial";
   // A token's text need not be UTF-8 (a vocabulary may hold any bytes): such bytes become U+FFFD.
   io::write_file_atomically(partial, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -257,8 +260,9 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
                    detail::shape_text(t.output_shape(target.rows())).c_str(), t.dtype.c_str(), t.reason.c_str());
   if (clp && diagnostics_of(outcome.synthesis.weighting).similarity_product) print_similarity_product(report);
   const phase_seconds& s = outcome.seconds;
-  std::fprintf(stderr, "  seconds            read %.2f, synthesize %.2f, write %.2f, total %.2f\n", s.read,
-               s.synthesize, s.write, s.total);
+  std::fprintf(stderr,
+               "  seconds            read %.2f, screen %.2f, synthesize %.2f, write %.2f, check %.2f, total %.2f\n",
+               s.read, s.screen, s.synthesize, s.write, s.check, s.total);
   if (clp && outcome.out_of_proportion())
     std::fprintf(stderr,
                  "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "

@@ -38,17 +38,19 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   target.check({pair.source, pair.helper});
   synthesis.execution.check();
 
-  // read (and screen) -> synthesise (the weights stream out meanwhile) -> write -> check -> report -> commit -> summary
+  // read -> screen -> synthesise (the weights stream out meanwhile) -> write -> check -> report -> commit -> summary
   progress.begin("read");
   const loaded_models models = read_models(pair);
-  // The screen belongs to the read: it decides which rows the synthesis copies.
-  const std::optional<undertrained_mode> mode =
-      synthesis.method == transfer_method::random ? std::nullopt : std::optional(synthesis.undertrained);
-  const undertrained_screen screen =
-      screen_undertrained(models.source, models.matching.overlap, mode, synthesis.execution.threads);
   const transferred_config config = helper_vocabulary_config(models);
   const output_vocabulary vocabulary = helper_vocabulary(models, config);
   seconds.read = progress.end();
+  // Before the synthesis: the screen decides which rows it copies.
+  const std::optional<undertrained_mode> mode =
+      synthesis.method == transfer_method::random ? std::nullopt : std::optional(synthesis.undertrained);
+  const auto screen_started = clock::now();
+  const undertrained_screen screen =
+      screen_undertrained(models.source, models.matching.overlap, mode, synthesis.execution.threads);
+  seconds.screen = std::chrono::duration<double>(clock::now() - screen_started).count();
   if (!quiet) print_matching_warnings(models.matching);
 
   // The new weights are written as the synthesis makes them: the files are opened first.
@@ -66,8 +68,11 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   write_output(staging, durable, models.source.checkpoint.weights, weights, vocabulary, progress);
   seconds.write = progress.end();
   // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.
+  const auto check_started = clock::now();
   const std::vector<verify::finding> findings =
-      check_output(staging.path(), target.folder, {models.source.embedding_name, models.source.head_name.value_or("")});
+      check_output(staging.path(), target.folder, {models.source.embedding_name, models.source.head_name.value_or("")},
+                   synthesis.execution.threads, weights.value_scans());
+  seconds.check = std::chrono::duration<double>(clock::now() - check_started).count();
   seconds.total = std::chrono::duration<double>(clock::now() - started).count();
 
   const transfer_outcome outcome{models, synthesis, screen, synthesised, config, target.folder, findings, seconds};

@@ -36,6 +36,7 @@
 #include "transfer/read_models.hpp"
 #include "transfer/synthesise.hpp"
 #include "transfer/vocabulary_layout.hpp"
+#include "verify/tensor_values.hpp"
 
 namespace clp_transfer {
 
@@ -45,6 +46,7 @@ namespace detail {
 struct destination {
   io::safetensors_writer* writer;
   std::size_t tensor;  ///< its position in the writer's file
+  std::string name;
 };
 
 /// An output matrix, every tensor it is written to (the embedding's tied copies too), and what
@@ -52,10 +54,12 @@ struct destination {
 struct matrix_stream {
   embedding_matrix* matrix;
   std::vector<destination> to;
-  std::size_t released = 0;  ///< bytes [0, released) moved away or handed back to the kernel
-  std::size_t moved_to = 0;  ///< the end of the pages moved ahead so far
+  std::size_t released = 0;    ///< bytes [0, released) moved away or handed back to the kernel
+  std::size_t moved_to = 0;    ///< the end of the pages moved ahead so far
+  verify::value_scan scanned;  ///< of the rows written so far: what verify would find reading them
 
-  /// Appends rows [from, to) of the matrix's `rows` to every destination, then frees the memory
+  /// Appends rows [from, to) of the matrix's `rows` to every destination, scanning them as verify
+  /// scans a tensor's values (the output check then need not read them back), then frees the memory
   /// of the whole 2 MiB pages below `to`: moved ahead to `untouched_end(row_bytes)` (a byte
   /// offset no block has reached; called under the caller's lock while the pages move) and
   /// above, as far as there is room, the rest handed back; all of it after the last row.
@@ -66,6 +70,8 @@ struct matrix_stream {
     const auto* bytes = static_cast<const char*>(matrix->bytes());
     const std::size_t begin = static_cast<std::size_t>(from) * row_bytes;
     const std::size_t end = static_cast<std::size_t>(to) * row_bytes;
+    scanned.add(verify::scan_rows(matrix->view().type(), bytes + begin, static_cast<std::size_t>(matrix->cols()), from,
+                                  to - from));
     for (const destination& d : this->to) d.writer->append_to(d.tensor, bytes + begin, end - begin);
     const std::size_t done = to == rows ? matrix->byte_size() : end / huge_page * huge_page;
     if (done <= released) return;
@@ -121,12 +127,14 @@ inline output_shards open_output_shards(const std::filesystem::path& folder, boo
       shards.new_total_size += spec.byte_size;
       specs.push_back(std::move(spec));
     }
+    std::vector<std::string> specs_names;
+    for (const io::tensor_spec& spec : specs) specs_names.push_back(spec.name);
     shards.writers.push_back(std::make_unique<io::safetensors_writer>(folder / weights.output_name(s), std::move(specs),
                                                                       shard.metadata(), durable));
     for (const auto& [tensor, matrix] : replaced) {
       const auto [at, added] = stream_of.emplace(matrix, shards.streams.size());
-      if (added) shards.streams.push_back({&owned(matrix), {}});
-      shards.streams[at->second].to.push_back({shards.writers.back().get(), tensor});
+      if (added) shards.streams.push_back({&owned(matrix), {}, 0, 0, {}});
+      shards.streams[at->second].to.push_back({shards.writers.back().get(), tensor, specs_names[tensor]});
     }
   }
   return shards;
@@ -261,6 +269,15 @@ class weights_output {
       shards_.writers[s]->finish();
     }
     return shards_.new_total_size;
+  }
+
+  /// After finish(): the values of every tensor the new matrices were written to, by name, as
+  /// verify's value scan finds them (check_output takes them instead of reading them back).
+  verify::value_scans value_scans() const {
+    verify::value_scans scans;
+    for (const detail::matrix_stream& s : shards_.streams)
+      for (const detail::destination& d : s.to) scans[d.name] = s.scanned;
+    return scans;
   }
 
  private:

@@ -64,7 +64,7 @@ inline std::vector<std::int64_t> pad_ids(const model_json_files& json, const tok
 /// Every check on the parts of a model folder, in the order of the top of this file. A file a
 /// check cannot read (a tensor's bytes) is a finding too.
 /// @param[in] view  the folder's parts (read_folder_contents, or view_of a checkpoint)
-inline std::vector<finding> verify_parts(const folder_view& view) {
+inline std::vector<finding> verify_parts(const folder_view& view, int threads = 0, const value_scans& scanned = {}) {
   std::vector<finding> findings;
   const model_json_files& json = *view.json;
   const nlohmann::ordered_json* config = json.config && json.config->is_object() ? &*json.config : nullptr;
@@ -93,7 +93,7 @@ inline std::vector<finding> verify_parts(const folder_view& view) {
   }
   if (per_token)
     detail::read_or_note(view.folder, findings, [&] {
-      check_tensor_values(*per_token, vocabulary, detail::pad_ids(json, vocabulary), findings);
+      check_tensor_values(*per_token, vocabulary, detail::pad_ids(json, vocabulary), findings, threads, scanned);
     });
   return findings;
 }
@@ -109,12 +109,15 @@ inline std::vector<finding> verify_checkpoint(const hf_checkpoint& checkpoint, t
 /// Reads the model folder `folder` and runs every check on it: the files that cannot be read,
 /// then what the checks find. Throws (read_folder_contents) only when `folder` is not a folder
 /// or holds none of config.json, weights and a tokenizer.
-/// @param[in] folder  model folder
-/// @param[in] names   tensor names given instead of found
-inline std::vector<finding> verify_folder(const std::filesystem::path& folder, tensor_choice names = {}) {
+/// @param[in] folder   model folder
+/// @param[in] names    tensor names given instead of found
+/// @param[in] threads  workers of the value scans (0: every hardware thread)
+/// @param[in] scanned  tensors whose values are known already (check_tensor_values)
+inline std::vector<finding> verify_folder(const std::filesystem::path& folder, tensor_choice names = {},
+                                          int threads = 0, const value_scans& scanned = {}) {
   const folder_contents contents = read_folder_contents(folder);
   std::vector<finding> findings = contents.findings;
-  std::vector<finding> checked = verify_parts(contents.view(std::move(names)));
+  std::vector<finding> checked = verify_parts(contents.view(std::move(names)), threads, scanned);
   findings.insert(findings.end(), checked.begin(), checked.end());
   return findings;
 }
