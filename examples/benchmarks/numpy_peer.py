@@ -11,6 +11,10 @@ Two ways to write it:
   loop     the structure of the paper's published code: every missing row's cosines in one
            |missing| x |overlap| float32 matrix, then a Python loop that takes each row's
            weighted average of all overlapping source rows (np.average). float64 output.
+And one part of it:
+  product  the similarity product alone: the missing rows' unit helper rows times the
+           overlap's, transposed, block by block into one reused float32 buffer (the rows
+           normalised before the timing). The floor of any weighting that reads cosines.
 
 Inputs: the rows bench_synthesis draws (bench_support.hpp's counter-based streams, rebuilt
 here in NumPy): source rows N(0, 1) + 0.5 x one shared row, helper rows N(0, 1) + 1.0 x another;
@@ -141,6 +145,20 @@ def synthesize_loop(source, helper, target_ids, source_ids):
     return output
 
 
+def similarity_product(helper, target_ids, block):
+    """The cosines of every missing row with the overlap, a block of rows at a time; returns the
+    seconds the products took (normalising the rows is not timed) and the last block's cosines."""
+    missing = np.setdiff1d(np.arange(helper.shape[0]), target_ids)
+    queries = unit_rows(helper[missing])
+    overlap_helper_t = np.ascontiguousarray(unit_rows(helper[target_ids]).T)
+    buffer = np.empty((block, len(target_ids)), dtype=np.float32)
+    start = time.perf_counter()
+    for first in range(0, len(missing), block):
+        rows = queries[first:first + block]
+        np.matmul(rows, overlap_helper_t, out=buffer[:len(rows)])
+    return time.perf_counter() - start, buffer
+
+
 def check_rows(source, helper, target_ids, source_ids, output):
     """Largest relative error of three missing rows (bench_synthesis checks the same three)
     against eq. 3-4 evaluated in float64."""
@@ -174,7 +192,7 @@ def openblas_core():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--impl", choices=["batched", "loop"], default="batched")
+    parser.add_argument("--impl", choices=["batched", "loop", "product"], default="batched")
     parser.add_argument("--shape", choices=sorted(SHAPES), help="bench_synthesis's shapes")
     parser.add_argument("--target-vocab", type=int)
     parser.add_argument("--overlap", type=int)
@@ -188,6 +206,8 @@ def main():
     parser.add_argument("--save", metavar="FILE.npy", help="write the whole output matrix")
     args = parser.parse_args()
 
+    if args.impl == "product" and (args.check or args.save):
+        parser.error("--check and --save need a synthesis; --impl product makes none")
     dims = list(SHAPES[args.shape] if args.shape else SHAPES["small"])
     for i, name in enumerate(("target_vocab", "overlap", "helper_dim", "source_dim")):
         if getattr(args, name) is not None:
@@ -211,12 +231,17 @@ def main():
         start = time.perf_counter()
         if args.impl == "batched":
             output = synthesize_batched(source, helper, target_ids, source_ids, args.block)
-        else:
+        elif args.impl == "loop":
             output = synthesize_loop(source, helper, target_ids, source_ids)
+        else:
+            seconds, output = similarity_product(helper, target_ids, args.block)
+            times.append(seconds)
+            continue
         times.append(time.perf_counter() - start)
     seconds = float(np.median(times))
     missing = target_vocab - overlap
-    gflops = 2.0 * missing * overlap * (helper_dim + source_dim) / seconds / 1e9
+    flops_per_pair = helper_dim if args.impl == "product" else helper_dim + source_dim
+    gflops = 2.0 * missing * overlap * flops_per_pair / seconds / 1e9
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     data_mb = (source.nbytes + helper.nbytes + output.nbytes) / 2**20
     error = check_rows(source, helper, target_ids, source_ids, output) if args.check else -1.0
@@ -224,14 +249,15 @@ def main():
     print(f"shape {shape}: target {target_vocab}, overlap {overlap}, missing {missing}, "
           f"helper dim {helper_dim}, source dim {source_dim}")
     print(f"NumPy {np.__version__} {args.impl}, OpenBLAS core {openblas_core()}; inputs drawn in {draw_seconds:.2f} s")
-    print(f"synthesis: median {seconds:.4f} s over {args.repeats} repeats; {gflops:.1f} GFLOP/s of dense work")
+    what = "similarity product" if args.impl == "product" else "synthesis"
+    print(f"{what}: median {seconds:.4f} s over {args.repeats} repeats; {gflops:.1f} GFLOP/s of dense work")
     print(f"memory: peak RSS {peak_rss_mb:.1f} MiB; inputs + output {data_mb:.1f} MiB")
     if args.check:
         print(f"check: max relative error of 3 rows vs float64 eq. 3-4: {error:.2e}")
     if args.save:
         np.save(args.save, output)
         print(f"output written to {args.save}")
-    print(f"RESULT mode=synthesis backend=numpy impl={args.impl} shape={shape} target_vocab={target_vocab} "
+    print(f"RESULT mode={'product' if args.impl == 'product' else 'synthesis'} backend=numpy impl={args.impl} shape={shape} target_vocab={target_vocab} "
           f"overlap={overlap} helper_dim={helper_dim} source_dim={source_dim} repeats={args.repeats} "
           f"seconds={seconds:.6f} gflops={gflops:.2f} rss_mb={peak_rss_mb:.1f} data_mb={data_mb:.1f} "
           f"verify_error={error:.3g}")
