@@ -105,13 +105,33 @@ inline void add_panel_product(double_matrix& target, const float* left, const fl
   });
 }
 
-/// sum_squares += ||rows||^2 and sums += the column sums of n rows of d floats, in double.
-inline void add_row_sums(const float* rows, Index n, Index d, double& sum_squares, Eigen::VectorXd& sums) {
-  for (Index i = 0; i < n; ++i) {
-    const float* row = rows + i * d;
-    sum_squares += dot_double(row, row, d);
-    sums += Eigen::Map<const Eigen::VectorXf>(row, d).cast<double>();
-  }
+/// sum_squares += ||rows||^2 and sums += the column sums of n rows of d floats, in double, on
+/// every worker: each row's square and each column chunk's sums on one task, added in row order
+/// (the bits do not depend on the thread count).
+inline void add_row_sums(const float* rows, Index n, Index d, double& sum_squares, Eigen::VectorXd& sums,
+                         int threads) {
+  std::vector<double> squares(static_cast<std::size_t>(n));
+  const Index row_tasks = ceil_div(n, Index(64)), column_tasks = ceil_div(d, map_chunk_cols);
+  parallel_for(row_tasks + column_tasks, threads, [&](Index task, int) {
+    if (task < row_tasks) {
+      for (Index i = task * 64; i < std::min(n, (task + 1) * 64); ++i)
+        squares[std::size_t(i)] = dot_double(rows + i * d, rows + i * d, d);
+      return;
+    }
+    const Index c0 = (task - row_tasks) * map_chunk_cols, cn = std::min(map_chunk_cols, d - c0);
+    for (Index i = 0; i < n; ++i) sums.segment(c0, cn) += Eigen::Map<const Eigen::VectorXf>(rows + i * d + c0, cn).cast<double>();
+  });
+  for (const double square : squares) sum_squares += square;
+}
+
+/// gather_rows on every worker, a stretch of the rows per task.
+inline void gather_rows_on_workers(const matrix_view<const void>& v, const Index* ids, Index n, float* dst,
+                                   int threads) {
+  constexpr Index stretch = 64;
+  parallel_for(ceil_div(n, stretch), threads, [&](Index task, int) {
+    const Index r0 = task * stretch;
+    gather_rows(v, ids + r0, std::min(stretch, n - r0), dst + r0 * v.cols());
+  });
 }
 
 /// G, B, ||A_o||^2 and the column sums, panel by panel of the overlap (panel_rows rows each, in
@@ -136,15 +156,15 @@ inline overlap_moments sum_overlap_moments(const std::vector<source_output>& pai
   for (Index p0 = 0; p0 < n; p0 += panel_rows) {
     const Index pn = std::min(panel_rows, n - p0);
     h.resize(std::size_t(pn * d_helper));
-    gather_rows(helper, overlap.target_ids.data() + p0, pn, h.data());
+    gather_rows_on_workers(helper, overlap.target_ids.data() + p0, pn, h.data(), threads);
     h_double = const_matrix_map(h.data(), pn, d_helper).cast<double>();
     add_panel_gram(moments.gram, h_double, threads);
     for (std::size_t p = 0; p < pairs.size(); ++p) {
       const Index d = pairs[p].source.cols();
       a.resize(std::size_t(pn * d));
-      gather_rows(pairs[p].source, overlap.source_ids.data() + p0, pn, a.data());
+      gather_rows_on_workers(pairs[p].source, overlap.source_ids.data() + p0, pn, a.data(), threads);
       add_panel_product(moments.cross[p], h.data(), a.data(), pn, products, threads);
-      add_row_sums(a.data(), pn, d, moments.sum_squares[p], moments.column_sums[p]);
+      add_row_sums(a.data(), pn, d, moments.sum_squares[p], moments.column_sums[p], threads);
     }
   }
   for (Index c = 1; c < d_helper; ++c) moments.gram.col(c).head(c) = moments.gram.row(c).head(c).transpose();
