@@ -19,6 +19,7 @@
 #include <clp/execution.hpp>
 #include <clp/matrix_view.hpp>
 #include <clp/overlap_cache.hpp>
+#include <clp/similarity_product.hpp>
 #include <clp/synthesis_report.hpp>
 #include <clp/synthesize.hpp>
 #include <clp/vocabulary_overlap.hpp>
@@ -51,6 +52,10 @@ struct evaluation_options : execution_options {
   /// evaluation's Gram matrix and maps' moments over the whole overlap, then a synthesis' of the
   /// missing rows over it. Null: its own. Results are the same either way, bit for bit.
   std::shared_ptr<overlap_cache> cache;
+  /// Optional: the held-out rows' similarity product with the kept ones, as
+  /// synthesis_options::product (a neighbour-list weighting's candidates, rescored in float32,
+  /// so the scores are the same). Null: the library's float32 product.
+  std::shared_ptr<const similarity_product> product;
 };
 
 /// The scores of one synthesised matrix (the embedding, or one more source matrix) on the

@@ -13,6 +13,18 @@
 
 namespace clp {
 
+/// Wall seconds of a synthesis' steps, in the order they run; 0 for a step that did not run.
+/// `similarities` and `rows` split `blocks` by the workers' own time in each (their sums over
+/// the workers, divided by the number of workers), so they add up to about `blocks`.
+struct synthesis_seconds {
+  double moments = 0;       ///< least_squares_map: the overlap's sums G, B (0 when given or cached)
+  double fit = 0;           ///< least_squares_map: G's eigendecomposition, lambda, the maps
+  double prepare = 0;       ///< the overlap's scan, the overlap panels, the caller's product made ready
+  double blocks = 0;        ///< the blocks of missing rows, all of it
+  double similarities = 0;  ///< ... of which the blocks' similarity products (cosines, candidates)
+  double rows = 0;          ///< ... of which weighing, rescoring and writing the rows
+};
+
 /// What a synthesis did. Row counts refer to the rows written (the row range).
 struct synthesis_report {
   Index overlap = 0;           ///< |Vs ∩ Vt|
@@ -53,6 +65,9 @@ struct synthesis_report {
   /// median_source_row_norm (a map has no weights to sum), and every row's effective
   /// neighbours are |overlap|.
   std::vector<least_squares_fit> maps;
+  /// How long each step took (wall seconds). The one field that differs between runs: compare
+  /// reports without it.
+  synthesis_seconds seconds;
 };
 
 }  // namespace clp

@@ -182,6 +182,17 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
   const phase_seconds& s = outcome.seconds;
   json["seconds"] = {{"read", s.read},   {"screen", s.screen}, {"synthesize", s.synthesize},
                      {"write", s.write}, {"check", s.check},   {"total", s.total}};
+  if (outcome.synthesis.method == transfer_method::clp) {
+    // synthesize's steps: the library's (clp::synthesis_seconds), then the map's held-out check.
+    const clp::synthesis_seconds& steps = report.seconds;
+    json["seconds"]["steps"] = {{"moments", steps.moments},
+                                {"fit", steps.fit},
+                                {"prepare", steps.prepare},
+                                {"blocks", steps.blocks},
+                                {"similarities", steps.similarities},
+                                {"rows", steps.rows},
+                                {"held_out_check", outcome.synthesised.held_out_seconds}};
+  }
   const std::filesystem::path partial = report_file.string() + ".partial";
   // A token's text need not be UTF-8 (a vocabulary may hold any bytes): such bytes become U+FFFD.
   io::write_file_atomically(partial, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

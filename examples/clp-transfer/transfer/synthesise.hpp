@@ -10,6 +10,7 @@
 #include <clp/overlap_cache.hpp>
 #include <clp/synthesize.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@ struct synthesised_embeddings {
   clp::synthesis_report report;
   /// least-squares only: the map's held-out check (10% of the overlap, seed 0, the embedding).
   std::optional<clp::held_out_scores> held_out;
+  double held_out_seconds = 0;  ///< wall seconds of the held-out check
 };
 
 /// Who follows the synthesis through the output rows (weights_output): `started(end)` before
@@ -65,14 +67,15 @@ inline error_origins origins_of(const loaded_model& source, const embedding_matr
 inline clp::synthesis_report transfer_rows(const loaded_model& source, const embedding_matrix& helper,
                                            const vocabulary_overlap& overlap, const synthesised_embeddings& out,
                                            const synthesis_choice& choice, progress_reporter& progress,
-                                           const output_rows_watch& watch, std::shared_ptr<clp::overlap_cache> cache) {
+                                           const output_rows_watch& watch, std::shared_ptr<clp::overlap_cache> cache,
+                                           std::shared_ptr<const clp::similarity_product> product) {
   clp::synthesis_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
   options.cache = std::move(cache);
   options.progress = [&](Index done, Index total) { progress.update(double(done), double(total)); };
   options.rows_started = watch.started;
   options.rows_finished = watch.finished;
-  options.product = make_similarity_product(choice.similarity);
+  options.product = std::move(product);
   // One call for all pairs: the weights are computed once and applied to each.
   clp::matrix_pairs more;
   for (std::size_t i = 0; i < source.transferred.size(); ++i)
@@ -108,15 +111,18 @@ inline clp::synthesis_report draw_rows(const loaded_model& source, const vocabul
 }
 
 /// A least-squares map's fit on tokens it did not see: 10% of the overlap held out (seed 0),
-/// mapped from the rest; nothing for the other weightings, or an overlap too small to split.
+/// mapped from the rest with the transfer's moments and similarity product; nothing for the other
+/// weightings, or an overlap too small to split.
 inline std::optional<clp::held_out_scores> held_out_check(const loaded_model& source, const embedding_matrix& helper,
                                                           const vocabulary_overlap& overlap,
                                                           const synthesis_choice& choice,
-                                                          std::shared_ptr<clp::overlap_cache> cache) {
+                                                          std::shared_ptr<clp::overlap_cache> cache,
+                                                          std::shared_ptr<const clp::similarity_product> product) {
   if (!std::holds_alternative<clp::least_squares_map>(choice.weighting.policy) || overlap.size() < 20) return {};
   clp::evaluation_options options;
   static_cast<clp::execution_options&>(options) = choice.execution.options();
   options.cache = std::move(cache);
+  options.product = std::move(product);
   try {
     return clp::evaluate(source.embedding.view(), helper.view(), overlap, choice.weighting.policy, options)
         .scores.front();
@@ -149,11 +155,15 @@ inline void synthesise(const loaded_model& source, const embedding_matrix& helpe
                        const output_rows_watch& watch) {
   require_finite_elsewhere(source, helper, overlap, choice.method, choice.execution.threads);
   if (choice.method == transfer_method::clp) {
-    // The map's moments over the overlap, summed once: the held-out check's are the same less
-    // the rows it holds out.
+    // The map's moments over the overlap, summed once (the held-out check's are the same less
+    // the rows it holds out),
+    // and its similarity product, made ready once (a bf16 product's kernels are built for it).
     const auto cache = std::make_shared<clp::overlap_cache>();
-    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch, cache);
-    out.held_out = detail::held_out_check(source, helper, overlap, choice, cache);
+    const std::shared_ptr<const clp::similarity_product> product = make_similarity_product(choice.similarity);
+    out.report = detail::transfer_rows(source, helper, overlap, out, choice, progress, watch, cache, product);
+    const auto checking = std::chrono::steady_clock::now();
+    out.held_out = detail::held_out_check(source, helper, overlap, choice, cache, product);
+    out.held_out_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - checking).count();
   } else {
     out.report = detail::draw_rows(source, overlap, out, choice);
     watch.finished(out.embedding.rows());

@@ -139,6 +139,7 @@ std::vector<std::vector<evaluation>> score_every_split(const matrix_view<const v
 
   synthesis_options synthesis;
   static_cast<execution_options&>(synthesis) = options;
+  synthesis.product = options.product;
   std::vector<std::vector<evaluation>> results(policies.size());
   Index done = 0;  // held-out rows of the splits before this one
   const Index total = Index(splits.front().held_out.size()) * options.splits;

@@ -20,6 +20,7 @@
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/kernels/reductions.hpp>
+#include <clp/detail/kernels/stopwatch.hpp>
 #include <clp/detail/kernels/tiling.hpp>
 #include <clp/detail/synthesis/block_context.hpp>
 #include <clp/detail/synthesis/block_engine.hpp>
@@ -44,6 +45,8 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -92,12 +95,16 @@ void fit_maps(const std::vector<pass_job<Policy>>& jobs, std::vector<job_state>&
   for (std::size_t j = 0; j < jobs.size(); ++j)
     visit_weighting(jobs[j].policy, [&](const auto& policy) {
       if constexpr (stages_of<std::decay_t<decltype(policy)>>.weigh == weigher::query_norms) {
+        const stopwatch clock;
+        const auto sum = [&] { return sum_overlap_moments(jobs[j].pairs, helper, overlap, threads); };
+        std::optional<overlap_moments> own;
         const overlap_moments* moments = given.moments;
-        if (moments == nullptr && cache != nullptr)
-          moments = &cache->moments(helper, overlap, jobs[j].pairs,
-                                    [&] { return sum_overlap_moments(jobs[j].pairs, helper, overlap, threads); });
+        if (moments == nullptr && cache != nullptr) moments = &cache->moments(helper, overlap, jobs[j].pairs, sum);
+        if (moments == nullptr) moments = &own.emplace(sum());
+        states[j].report.seconds.moments = clock.seconds();
         states[j].report.maps = fit_linear_maps(states[j].panels.projection, jobs[j].pairs, helper, overlap,
                                                 double(policy.lambda), threads, context, moments);
+        states[j].report.seconds.fit = clock.seconds() - states[j].report.seconds.moments;
       }
     });
 }
@@ -218,11 +225,16 @@ void run_pass_blocks(const block_context& pass, const std::vector<pass_job<Polic
   Index rows_done = 0, prefix = 0;  // blocks [0, prefix) have finished
   Index started = pass.rows.first;  // no row at or above it has been written
   std::vector<bool> finished(static_cast<std::size_t>(plan.blocks.count));
+  std::vector<double> similarity_seconds(static_cast<std::size_t>(threads)), row_seconds(similarity_seconds);
+  const stopwatch clock;
   parallel_for(plan.blocks.count, threads, [&](Index b, int worker) {
+    const stopwatch block_clock;
     const similarity_buffers similarities =
         reserve_similarities(shared[std::size_t(worker)], plan, pass.product != nullptr);
     const block_rows rows{b * plan.blocks.rows, std::min(plan.blocks.rows, plan.n_missing - b * plan.blocks.rows)};
     form_similarities(pass, rows, similarities, pass.product, worker);
+    const double formed = block_clock.seconds();
+    similarity_seconds[std::size_t(worker)] += formed;
     // Reported as late as it can be, when the block is about to write: until then the caller
     // may still put memory into the block's rows. Blocks are taken in order, but may reach this
     // lock out of it.
@@ -244,6 +256,7 @@ void run_pass_blocks(const block_context& pass, const std::vector<pass_job<Polic
         write_block(contexts[j], policy, b, rows, buffers);
       });
     }
+    row_seconds[std::size_t(worker)] += block_clock.seconds() - formed;
     std::lock_guard<std::mutex> lock(report_mutex);
     rows_done += rows.m;
     if (options.progress) options.progress(rows_done, plan.n_missing);
@@ -252,6 +265,13 @@ void run_pass_blocks(const block_context& pass, const std::vector<pass_job<Polic
     while (prefix < plan.blocks.count && finished[static_cast<std::size_t>(prefix)]) ++prefix;
     if (options.rows_finished && prefix > before) options.rows_finished(block_stretch(pass, prefix - 1).second);
   });
+  const double blocks = clock.seconds();
+  const auto per_worker = [&](const std::vector<double>& s) { return std::accumulate(s.begin(), s.end(), 0.0) / double(threads); };
+  for (job_state& state : states) {
+    state.report.seconds.blocks = blocks;
+    state.report.seconds.similarities = per_worker(similarity_seconds);
+    state.report.seconds.rows = per_worker(row_seconds);
+  }
 }
 
 /// The counts and statistics of the rows a token names; padding rows are only counted.
@@ -332,6 +352,7 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
   states.reserve(jobs.size());
   for (const pass_job<Policy>& job : jobs) states.emplace_back(job.pairs.size(), rows.padding, threads);
   if (!rows.missing.empty()) fit_maps(jobs, states, helper, overlap, threads, given, options.cache.get(), context);
+  const stopwatch preparing;
   const std::vector<overlap_scan> scans = scan_sources(jobs, states, helper, overlap, threads);
   if (rows.missing.empty()) {
     copy_only(jobs, overlap, rows, options);
@@ -366,6 +387,7 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
   for (std::size_t j = 0; j < jobs.size(); ++j)
     contexts.push_back({jobs[j].pairs, helper, overlap, rows, states[j].plan, scans[states[j].scan], states[j].panels,
                         states[j].outcomes, prepared.get(), compact_output});
+  for (job_state& state : states) state.report.seconds.prepare = preparing.seconds();
   run_pass_blocks(pass, jobs, states, contexts, threads, options);
   prepared.reset();
   return finish_reports(states, scans, overlap, rows, use_product ? product : nullptr);
