@@ -64,7 +64,8 @@ folders() {  # folders PAIR -> "SOURCE HELPER"
 }
 
 # One transfer; appends "PAIR VARIANT read screen synthesize write check total wall rss_mib
-# overlap missing" to the results.
+# overlap missing moments fit prepare similarities rows held_out_check product" to the results
+# (the synthesis' steps from the report's seconds.steps; "-" where a program reports none).
 transfer() {  # transfer PAIR VARIANT SOURCE HELPER [OPTION...]
   local pair=$1 variant=$2 source=$3 helper=$4
   shift 4
@@ -75,12 +76,16 @@ transfer() {  # transfer PAIR VARIANT SOURCE HELPER [OPTION...]
     --output "$work/out" --report "$work/report.json" --quiet "$@" 2>&1 | tail -1)
   "$python" - "$work/report.json" "$pair" "$variant" $timing >> "$results" <<'PY'
 import json, sys
+STEPS = ("moments", "fit", "prepare", "similarities", "rows", "held_out_check")
 report, pair, variant, wall, rss_kib = sys.argv[1:6]
 r = json.load(open(report))
 s = r["seconds"]
 # A program older than the screen and check phases reports neither: "-".
 phases = " ".join(f"{s[k]:.3f}" if k in s else "-" for k in ("read", "screen", "synthesize", "write", "check", "total"))
-print(pair, variant, phases, wall, int(rss_kib) // 1024, r["overlap"], r["missing"])
+steps = s.get("steps", {})
+step_fields = " ".join(f"{steps[k]:.3f}" if k in steps else "-" for k in STEPS)
+ran = r.get("similarity_product", {}).get("ran", "-").split(" ")[0]
+print(pair, variant, phases, wall, int(rss_kib) // 1024, r["overlap"], r["missing"], step_fields, ran)
 PY
 }
 
@@ -176,6 +181,45 @@ for pair in pairs:
         rule = total - median(runs[(pair, "map-norms")], 5)
         shares.append(f"row-norm rule {rule / total:.1%} (the defaults less `--row-norms map`)")
     lines.append(f"- {pair}: of the defaults' {total:.3f} s, " + ", ".join(shares))
+
+# The defaults' synthesis step by step against its arithmetic floor: the floating-point work of
+# each step at the CPU's rate, float32 at the rate NumPy's product reached in this run, bf16 at
+# twice it (a bf16 dot instruction does two multiply-adds per float32 lane). The shapes are the
+# pairs' (make_checkpoints.py): helper width, and the widths of the matrices the map writes.
+shapes = {"gpt2-xl": (768, [1600]), "llama2-qwen3": (1024, [4096, 4096])}
+product_rows = runs.get(("llama2-qwen3", "numpy-product"))
+for pair in pairs:
+    d = runs.get((pair, "default"))
+    if pair not in shapes or not d or len(d[0]) < 17 or d[0][10] == "-":
+        continue
+    d_h, widths = shapes[pair]
+    n, m = float(d[0][8]), float(d[0][9])
+    ran = d[0][16]
+    f32_rate = None
+    if product_rows:
+        pr = runs[("llama2-qwen3", "default")][0]
+        f32_rate = 2 * float(pr[9]) * float(pr[8]) * 1024 / median(product_rows, 5)
+    held = round(0.1 * n)
+    work = {  # step: (flop, runs in bf16)
+        "moments": (2 * n * d_h * sum(widths), False),
+        "similarities": (2 * m * n * d_h, ran == "bf16"),
+        "rows": (2 * m * d_h * sum(widths), False),
+        "held_out_check": (2 * held * (n - held) * d_h + 2 * held * d_h * widths[0], ran == "bf16"),
+    }
+    lines += ["", f"{pair}, the defaults' synthesis step by step (medians, seconds; floors at "
+              + (f"{f32_rate / 1e9:.0f} GFLOP/s float32, {2 * f32_rate / 1e9:.0f} bf16" if f32_rate else "no measured rate")
+              + "):", "",
+              "| step | seconds | GFLOP | floor s | seconds / floor |", "|---|---:|---:|---:|---:|"]
+    floor_sum = 0.0
+    for i, step in enumerate(("moments", "fit", "prepare", "similarities", "rows", "held_out_check")):
+        seconds = median(d, 10 + i)
+        flop, bf16_step = work.get(step, (0.0, False))
+        floor = flop / (f32_rate * (2 if bf16_step else 1)) if f32_rate and flop else None
+        floor_sum += floor or 0.0
+        lines.append(f"| {step} | {cell(seconds)} | {cell(flop / 1e9, 0) if flop else ''} | {cell(floor)} | "
+                     f"{cell(seconds / floor, 2) if floor and seconds else ''} |")
+    if f32_rate:
+        lines.append(f"| all the steps' floors | | | {floor_sum:.3f} | |")
 text = "\n".join(lines)
 print(text)
 if out_file:
