@@ -34,7 +34,9 @@ struct extend_options {
   output_target target;
   bool quiet = false, no_helper = false;
   std::size_t add = 0;
+  double drift_budget = 0;
   CLI::Option* add_option = nullptr;
+  CLI::Option* drift_budget_option = nullptr;
   CLI::Option* helper_embedding_option = nullptr;
   synthesis_command_line command_line;  ///< --method, --weighting and the rest, as transfer takes them
 
@@ -43,6 +45,7 @@ struct extend_options {
   /// refused, naming it.
   void interpret() {
     if (add_option->count()) request.add = add;
+    if (drift_budget_option->count()) request.drift_budget = drift_budget;
     synthesis.undertrained = parse_undertrained(command_line.undertrained);
     request.mean_of_pieces = request.has_helper() && command_line.method == "mean-of-pieces";
     if (!request.has_helper() || request.mean_of_pieces) {
@@ -81,6 +84,9 @@ void add_model_options(CLI::App& command, extend_options& options) {
       ->excludes(options.add_option);
   command.add_option("--probe", options.request.probe,
                      "Text in the source's language whose changed words give the drift (default: built-in English)");
+  options.drift_budget_option = command.add_option(
+      "--drift-budget", options.drift_budget,
+      "Share of the probe's words (0 to 1) whose ids may change; tokens past it are left out (default: no budget)");
   command.add_option("--probe-new", options.request.probe_new,
                      "Text in the new language whose tokens per word are reported");
   add_execution_options(command, options.synthesis.execution, "Working memory of the synthesis, MiB");

@@ -187,6 +187,7 @@ inline std::filesystem::path write_partial_extend_report(const extend_outcome& o
       {"words", o.drift.words},
       {"changed", o.drift.changed},
       {"share", o.drift.share()},
+      {"budget", o.request.drift_budget ? nlohmann::ordered_json(*o.request.drift_budget) : nullptr},
       {"examples", nlohmann::ordered_json::array()}};
   for (const std::string& word : o.drift.examples) json["drift"]["examples"].push_back(report_text(word));
   json["fertility"] = nullptr;
@@ -241,9 +242,11 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
                o.request.mean_of_pieces ? "--method mean-of-pieces"
                : o.matching             ? "intermediates and tokens the helper lacks"
                                         : "no helper");
-  std::fprintf(stderr, "  drift              %zu of %zu words of the %s change ids (%.2f%%)\n", o.drift.changed,
+  std::fprintf(stderr, "  drift              %zu of %zu words of the %s change ids (%.2f%%", o.drift.changed,
                o.drift.words, o.request.probe.empty() ? "built-in English probe" : o.request.probe.c_str(),
                100 * o.drift.share());
+  if (o.request.drift_budget) std::fprintf(stderr, "; --drift-budget %g", *o.request.drift_budget);
+  std::fprintf(stderr, ")\n");
   if (const auto& f = o.fertility) {
     std::fprintf(stderr, "  tokens per word    %s: source %.3f, extended %.3f", o.request.probe_new.c_str(), f->source,
                  f->extended);

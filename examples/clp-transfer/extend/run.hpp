@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -76,8 +77,14 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
                                                 const undertrained_screen& screen) {
   chosen_tokens chosen =
       choose_new_tokens(request, texts, tokenizer, models.pair ? &models.pair->helper.checkpoint : nullptr);
+  extend::extension_options options;
+  if (request.drift_budget) {
+    for (const std::string_view word : extend::probe_words(texts.probe)) options.drift_probe.emplace_back(word);
+    options.max_changed_words =
+        static_cast<std::size_t>(std::floor(*request.drift_budget * double(options.drift_probe.size())));
+  }
   extend::bpe_extension extension =
-      extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model));
+      extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model), options);
   extension = in_helper_order(std::move(extension), chosen.helper_ids);
   if (extension.written.empty()) {
     std::string why = std::to_string(chosen.bytes.size()) + " tokens asked for, " +

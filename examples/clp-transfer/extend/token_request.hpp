@@ -30,6 +30,9 @@ struct extend_request {
   std::optional<std::size_t> add;     ///< --add N: the first N the source lacks, in the helper's order
   std::filesystem::path probe;        ///< --probe; empty: the English probe built into the program
   std::filesystem::path probe_new;    ///< --probe-new; empty: none
+  /// --drift-budget: the share of the probe's words (in [0, 1]) whose ids may change; a token that
+  /// would change more is left out. Empty: no budget.
+  std::optional<double> drift_budget;
   /// --method mean-of-pieces: every new row the mean of its pieces, with a helper too.
   bool mean_of_pieces = false;
 
@@ -47,6 +50,10 @@ struct extend_request {
     if (add && !has_helper())
       throw clp::invalid_argument(option_facts("--add"), "needs --helper: it takes the first N of the helper's tokens");
     if (add && *add == 0) throw clp::invalid_argument(option_facts("--add"), "must be at least 1, not 0");
+    if (drift_budget && !(*drift_budget >= 0 && *drift_budget <= 1))
+      throw clp::invalid_argument(option_facts("--drift-budget"),
+                                  "must be a share of the probe's words from 0 to 1 (0.01: 1%), got " +
+                                      std::to_string(*drift_budget));
   }
 };
 

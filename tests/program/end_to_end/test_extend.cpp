@@ -548,6 +548,8 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                 (dir / "empty.txt").string(), "entry 2 is empty");
   check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--add", "0"}), "--add",
                 "at least 1");
+  check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--drift-budget", "1.5"}),
+                "--drift-budget", "from 0 to 1");
   check_refusal(dir, "extend-no-helper", {"--source", en_large.string(), "--no-helper"}, "--tokens",
                 "without --helper");
   check_refusal(

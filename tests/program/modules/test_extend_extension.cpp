@@ -249,6 +249,61 @@ TEST_CASE("extend drift and fertility: words after a space, counted as worked ou
   CHECK(encode_text(before, "ab abcd") == std::vector<token_id>{6, 5, 6, 8});
 }
 
+/// The drift budget's oracle: the tokens tried in order, each kept where the extension of the
+/// kept ones and it changes at most `budget` words of `probe`, judged by drift() on the whole
+/// probe (every word encoded again), with no index of which words a merge can reach.
+std::vector<std::string> kept_within_budget(const bpe_model& source, const std::vector<std::string>& tokens,
+                                            const std::string& probe, std::size_t budget) {
+  const bpe_table before(source);
+  std::vector<std::string> kept;
+  for (const std::string& token : tokens) {
+    std::vector<std::string> trial = kept;
+    trial.push_back(token);
+    if (drift(before, extend_bpe(source, trial, 12).table, probe).changed <= budget) kept = std::move(trial);
+  }
+  return kept;
+}
+
+std::vector<std::string> written_texts(const bpe_extension& extension) {
+  std::vector<std::string> texts;
+  for (const written_token& token : extension.written)
+    texts.push_back(extension.table.token(token.id) + (token.requested ? " (asked)" : ""));
+  return texts;
+}
+
+TEST_CASE("extend drift budget: the tokens kept are the oracle's, and the probe changes no more words than allowed") {
+  // Source encodings: " ab" Ġ|ab, " cd" Ġ|cd, " abcd" Ġ|ab|cd, " dab" Ġ|d|ab, " e" Ġ|e, " abcde"
+  // Ġ|ab|cd|e. Unbudgeted, "abcd" changes " abcd" and " abcde" (ab+cd), " abcde" adds Ġ+abcd
+  // (" abcd" again) and Ġabcd+e (" abcde"), "dabc" adds d+ab (" dab"): 3 words change.
+  const bpe_model source = read_bpe_model(byte_level_source(false), "s.json");
+  const std::string probe = "ab cd abcd dab e abcde";
+  REQUIRE(drift(bpe_table(source), extend_bpe(source, new_bytes, 12).table, probe).changed == 3);
+  for (std::size_t budget = 0; budget <= 4; ++budget) {
+    CAPTURE(budget);
+    extension_options options;
+    for (const std::string_view word : probe_words(probe)) options.drift_probe.emplace_back(word);
+    options.max_changed_words = budget;
+    const bpe_extension budgeted = extend_bpe(source, new_bytes, 12, options);
+    const bpe_extension oracle = extend_bpe(source, kept_within_budget(source, new_bytes, probe, budget), 12);
+    CHECK(written_texts(budgeted) == written_texts(oracle));
+    CHECK(drift(bpe_table(source), budgeted.table, probe).changed <= budget);
+    std::size_t refused = 0;
+    for (const left_out_token& token : budgeted.left_out)
+      refused += token.reason.find("--drift-budget") != std::string::npos;
+    // Left out for the budget: the tokens the oracle did not keep; for any other reason: the
+    // oracle's own left-out tokens.
+    CHECK(refused == new_bytes.size() - kept_within_budget(source, new_bytes, probe, budget).size());
+    CHECK(budgeted.left_out.size() - refused == oracle.left_out.size());
+  }
+  // Budget 0: only the tokens whose merges no probe word reaches. "abcd" (ab+cd) and " abcde"
+  // reach " abcd"; "dabc" (d+ab) reaches " dab": nothing is added but what was there.
+  extension_options none;
+  for (const std::string_view word : probe_words(probe)) none.drift_probe.emplace_back(word);
+  const bpe_extension strict = extend_bpe(source, new_bytes, 12, none);
+  CHECK(strict.written.empty());
+  CHECK(drift(bpe_table(source), strict.table, probe).changed == 0);
+}
+
 TEST_CASE("extend writing: tokenizer.json keeps every other key and its order, vocab.json and merges.txt agree") {
   const nlohmann::ordered_json source = byte_level_source(false);
   const bpe_extension extension = extend_bpe(read_bpe_model(source, "s.json"), new_bytes, 12);

@@ -13,7 +13,9 @@
 
 #include <clp/token_bytes.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -78,6 +80,13 @@ struct extension_options {
   /// it then encode it as that symbol rather than as byte-fallback pieces or the unknown token.
   /// ASCII characters are never added: the source's own language writes them.
   bool add_characters = true;
+  /// --drift-budget: the words of a probe text in the source's language (drift.hpp's
+  /// probe_words), and how many of them may encode to other ids than the source gives them. A
+  /// token whose merges (or new characters) would take the changed words past that number is
+  /// left out, with the reason; the tokens are tried in the order given, so the earlier ones
+  /// spend the budget first. Empty: no budget.
+  std::vector<std::string> drift_probe;
+  std::size_t max_changed_words = 0;
 };
 
 namespace detail {
@@ -89,11 +98,112 @@ inline std::string joined_pieces(const bpe_table& table, const std::vector<token
   return text;
 }
 
+/// The probe words an extension may change, kept as the extended model encodes them, so that a
+/// new token's effect is found by re-encoding only the words it can reach: appended merges rank
+/// after every merge already there, so a word's pieces change only where a new merge's pair
+/// stands side by side in them, a piece is a new token's whole text (ignore_merges), or the word
+/// holds a new character. Each such word is encoded again in full.
+class drift_guard {
+ public:
+  drift_guard(const bpe_table& table, std::vector<std::string> words, std::size_t max_changed)
+      : words_(std::move(words)), max_changed_(max_changed) {
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      pieces_.push_back(encode_pieces(table, words_[w]));
+      source_ids_.push_back(flat(pieces_.back()));
+      index(w);
+      for (std::string& piece : pre_tokens(" " + words_[w], table.model().rules, false))
+        whole_pieces_[std::move(piece)].push_back(std::uint32_t(w));
+    }
+    changed_.assign(words_.size(), false);
+  }
+
+  std::size_t changed() const { return changed_count_; }
+  std::size_t budget() const { return max_changed_; }
+
+  /// How many words would have changed in all with `table` (the model with a candidate's
+  /// additions), given the merges from rank `first_merge` on and the tokens `written` (texts,
+  /// new characters among them) it added; `accept` keeps the candidate's encodings.
+  std::size_t try_candidate(const bpe_table& table, std::size_t first_merge, const std::vector<std::string>& written) {
+    pending_.clear();
+    std::vector<std::uint32_t> reached;
+    const auto& merges = table.model().merges;
+    for (std::size_t rank = first_merge; rank < merges.size(); ++rank)
+      if (const auto it = pairs_.find(key(merges[rank].first, merges[rank].second)); it != pairs_.end())
+        reached.insert(reached.end(), it->second.begin(), it->second.end());
+    for (const std::string& text : written) {
+      if (const auto it = whole_pieces_.find(text); it != whole_pieces_.end())
+        reached.insert(reached.end(), it->second.begin(), it->second.end());
+      if (decode_characters(text).size() == 1)  // a new character: every word that holds it
+        for (std::size_t w = 0; w < words_.size(); ++w)
+          if (words_[w].find(text) != std::string::npos) reached.push_back(std::uint32_t(w));
+    }
+    std::sort(reached.begin(), reached.end());
+    reached.erase(std::unique(reached.begin(), reached.end()), reached.end());
+    std::size_t total = changed_count_;
+    for (const std::uint32_t w : reached) {
+      std::vector<std::vector<token_id>> pieces = encode_pieces(table, words_[w]);
+      const bool now = flat(pieces) != source_ids_[w];
+      total = total - (changed_[w] ? 1 : 0) + (now ? 1 : 0);
+      pending_.push_back({w, std::move(pieces), now});
+    }
+    return total;
+  }
+  /// Keeps the encodings of the last try_candidate.
+  void accept() {
+    for (pending_word& p : pending_) {
+      changed_count_ = changed_count_ - (changed_[p.word] ? 1 : 0) + (p.changed ? 1 : 0);
+      changed_[p.word] = p.changed;
+      pieces_[p.word] = std::move(p.pieces);
+      index(p.word);  // the old pairs stay listed: they only cost a re-encoding
+    }
+    pending_.clear();
+  }
+
+ private:
+  struct pending_word {
+    std::uint32_t word;
+    std::vector<std::vector<token_id>> pieces;
+    bool changed;
+  };
+  static std::uint64_t key(token_id left, token_id right) {
+    return (std::uint64_t(std::uint32_t(left)) << 32) | std::uint32_t(right);
+  }
+  static std::vector<token_id> flat(const std::vector<std::vector<token_id>>& pieces) {
+    std::vector<token_id> ids;
+    for (const auto& piece : pieces) ids.insert(ids.end(), piece.begin(), piece.end());
+    return ids;
+  }
+  /// drift.hpp's encode_word, piece by piece.
+  static std::vector<std::vector<token_id>> encode_pieces(const bpe_table& table, const std::string& word) {
+    std::vector<std::vector<token_id>> pieces;
+    for (const std::string& piece : pre_tokens(" " + word, table.model().rules, false))
+      pieces.push_back(table.encode(piece));
+    return pieces;
+  }
+  void index(std::size_t w) {
+    for (const std::vector<token_id>& piece : pieces_[w])
+      for (std::size_t i = 0; i + 1 < piece.size(); ++i) pairs_[key(piece[i], piece[i + 1])].push_back(std::uint32_t(w));
+  }
+
+  std::vector<std::string> words_;
+  std::size_t max_changed_;
+  std::vector<std::vector<std::vector<token_id>>> pieces_;
+  std::vector<std::vector<token_id>> source_ids_;
+  std::vector<bool> changed_;
+  std::size_t changed_count_ = 0;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> pairs_;
+  std::unordered_map<std::string, std::vector<std::uint32_t>> whole_pieces_;  // pre-token text -> words
+  std::vector<pending_word> pending_;
+};
+
 /// Adds new tokens to a bpe_table one at a time (see the file's comment).
 class extender {
  public:
   extender(bpe_model source, token_id first_free, extension_options options)
-      : table_(std::move(source)), next_id_(first_free), options_(options) {}
+      : table_(std::move(source)), next_id_(first_free), options_(std::move(options)) {
+    if (!options_.drift_probe.empty())
+      guard_.emplace(table_, std::move(options_.drift_probe), options_.max_changed_words);
+  }
 
   /// Writes the token that stands for `bytes`, or records why not.
   void add(const std::string& bytes);
@@ -131,6 +241,9 @@ class extender {
   bool ensure_alphabet(const std::string& bytes, const std::string& text);
   /// Appends the merges that join `pieces` left to right into `text`.
   void chain(const std::string& text, const std::vector<token_id>& pieces);
+  /// Undoes the token's additions since `start`, recorded as left out, where they would take the
+  /// probe's changed words past the drift budget (extension_options::drift_probe).
+  void within_drift_budget(const std::string& bytes, const mark& start);
   /// Why `text`, or a token written since `start`, is not what the encoder makes of its own
   /// text; nullopt when each is.
   std::optional<std::string> unreached(const std::string& text, const mark& start) const;
@@ -142,6 +255,7 @@ class extender {
   std::unordered_map<token_id, std::size_t> index_;  // id -> its entry in written_
   std::vector<std::string> present_;
   std::vector<left_out_token> left_out_;
+  std::optional<drift_guard> guard_;
 };
 
 inline std::optional<std::string> extender::spelled(const std::string& bytes) {
@@ -254,7 +368,24 @@ inline void extender::add(const std::string& bytes) {
   if (const auto why = unreached(*text, start)) {
     undo(start);
     leave_out(bytes, "pieces " + joined_pieces(table_, pieces) + ": " + *why);
+    return;
   }
+  within_drift_budget(bytes, start);
+}
+
+inline void extender::within_drift_budget(const std::string& bytes, const mark& start) {
+  if (!guard_) return;
+  std::vector<std::string> texts;
+  for (std::size_t i = start.written; i < written_.size(); ++i) texts.push_back(table_.token(written_[i].id));
+  const std::size_t changed = guard_->try_candidate(table_, start.merges, texts);
+  if (changed <= guard_->budget()) {
+    guard_->accept();
+    return;
+  }
+  undo(start);
+  leave_out(bytes, "would change more words of the drift probe than --drift-budget allows (" +
+                       std::to_string(changed - guard_->changed()) + " more; " + std::to_string(guard_->changed()) +
+                       " changed of " + std::to_string(guard_->budget()) + " allowed)");
 }
 
 inline bpe_extension extender::finish(std::size_t source_merges) && {
