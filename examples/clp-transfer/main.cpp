@@ -18,6 +18,7 @@
 
 #include "commands/command.hpp"
 #include "errors.hpp"
+#include "io/system/interruption.hpp"
 
 #ifdef CLP_HAVE_BLAS
 // Each worker thread of the library runs its own single-threaded product; OpenBLAS's own
@@ -112,6 +113,8 @@ int main(int argc, char** argv) {
   // start in a few milliseconds, which an exec would double.
   for (const char* heavy : {"transfer", "evaluate", "similarity", "extend"})
     if (app.got_subcommand(heavy)) run_with_huge_pages(argv);
+  // A run stopped by SIGINT, SIGTERM or SIGHUP leaves nothing it wrote behind.
+  clp_transfer::io::catch_interruptions();
   try {
     for (const program::command& command : commands)
       if (command.app->parsed()) command.run();

@@ -20,6 +20,7 @@
 #include "extend/new_rows.hpp"
 #include "extend/refusal.hpp"
 #include "extend/token_request.hpp"
+#include "io/system/interruption.hpp"
 #include "io/output_folder.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
@@ -209,6 +210,7 @@ inline std::filesystem::path write_partial_extend_report(const extend_outcome& o
                      {"write", s.write},
                      {"total", s.total}};
   const std::filesystem::path partial = report_file.string() + ".partial";
+  io::remove_on_interruption(partial);  // until commit_output moves it into place
   io::write_file_atomically(partial, json.dump(2) + "\n");
   return partial;
 }

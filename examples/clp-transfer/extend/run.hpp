@@ -25,6 +25,7 @@
 #include "extend/source_tokenizer.hpp"
 #include "extend/token_request.hpp"
 #include "io/output_folder.hpp"
+#include "io/system/interruption.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
 #include "transfer/output_check.hpp"
@@ -151,11 +152,13 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   request.check();
   target.check(request.has_helper() ? std::vector<std::filesystem::path>{request.pair.source, request.pair.helper}
                                     : std::vector<std::filesystem::path>{request.pair.source});
+  if (!quiet) target.warn_of_staging_folders();
   synthesis.execution.check();
   const request_texts texts = read_request_texts(request, built_in_probe);
 
   // read -> extend the tokenizer -> make the rows -> write -> check -> report -> commit -> summary
   progress.begin("read");
+  io::interruption_test_point("read");
   const source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
   extend_models models;
   if (request.has_helper())
@@ -185,12 +188,14 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   extended_rows_writer rows(
       source, plan, out, [&](Index end) { weights.rows_finished(end); }, synthesis.execution.threads);
   rows.advance();
+  io::interruption_test_point("synthesize");
   std::optional<clp::synthesis_report> report;
   std::optional<clp::held_out_scores> held_out;
   if (models.pair) detail::synthesise_helper_rows(*models.pair, plan, synthesis, progress, rows, report, held_out);
   seconds.synthesize = progress.end();
 
   progress.begin("write");
+  io::interruption_test_point("write");
   write_output(staging, durable, source.checkpoint.weights, weights, vocabulary, progress);
   seconds.write = progress.end();
   // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.

@@ -3,6 +3,7 @@
 // a run before any work.
 #pragma once
 
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -32,6 +33,16 @@ struct output_target {
   /// Refuses, before any work, what would otherwise end a long run in an error: an output or
   /// report in the way (without --force), a missing parent folder, an output that is one of
   /// `inputs` (the model folders the run reads). Throws clp::invalid_argument naming the path.
+  /// One warning line per staging folder an earlier run on the output left beside it.
+  void warn_of_staging_folders() const {
+    for (const std::filesystem::path& left : io::staging_folders_of(folder))
+      std::fprintf(stderr,
+                   "clp-transfer: warning: %s: the folder %s beside it is an unfinished output of an earlier run "
+                   "that was killed, or of a run still writing it; remove it once no run writes %s\n",
+                   io::without_trailing_separator(folder).c_str(), left.c_str(),
+                   io::without_trailing_separator(folder).c_str());
+  }
+
   void check(const std::vector<std::filesystem::path>& inputs) const {
     io::check_output_available(folder, force);
     if (!report.empty()) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/system/interruption.hpp"
 #include "io/language_model_config.hpp"
 #include "io/output_folder.hpp"
 #include "library_names.hpp"
@@ -194,6 +195,7 @@ inline std::filesystem::path write_partial_report(const transfer_outcome& outcom
                                 {"held_out_check", outcome.synthesised.held_out_seconds}};
   }
   const std::filesystem::path partial = report_file.string() + ".partial";
+  io::remove_on_interruption(partial);  // until commit_output moves it into place
   // A token's text need not be UTF-8 (a vocabulary may hold any bytes): such bytes become U+FFFD.
   io::write_file_atomically(partial, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return partial;

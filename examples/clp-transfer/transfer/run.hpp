@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "io/output_folder.hpp"
+#include "io/system/interruption.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
 #include "token_matching.hpp"
@@ -36,10 +37,12 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   phase_seconds seconds;
   // Before any work: a long run must not end in "already exists".
   target.check({pair.source, pair.helper});
+  if (!quiet) target.warn_of_staging_folders();
   synthesis.execution.check();
 
   // read -> screen -> synthesise (the weights stream out meanwhile) -> write -> check -> report -> commit -> summary
   progress.begin("read");
+  io::interruption_test_point("read");
   const loaded_models models = read_models(pair);
   const transferred_config config = helper_vocabulary_config(models);
   const output_vocabulary vocabulary = helper_vocabulary(models, config);
@@ -60,11 +63,13 @@ inline void run_transfer(const model_pair& pair, const synthesis_choice& synthes
   const vocabulary_overlap overlap = screened_overlap(models.matching.overlap, screen);
   synthesised_embeddings synthesised = allocate_outputs(models.source, overlap.target_rows());
   weights_output weights(staging.path(), durable, models.source, synthesised);
+  io::interruption_test_point("synthesize");
   synthesise(models.source, models.helper.embedding, overlap, synthesis, progress, synthesised,
              {[&](Index end) { weights.rows_started(end); }, [&](Index end) { weights.rows_finished(end); }});
   seconds.synthesize = progress.end();
 
   progress.begin("write");
+  io::interruption_test_point("write");
   write_output(staging, durable, models.source.checkpoint.weights, weights, vocabulary, progress);
   seconds.write = progress.end();
   // Checked as verify checks any folder, before the commit; findings are warnings, not refusals.

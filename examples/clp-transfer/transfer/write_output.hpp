@@ -12,6 +12,7 @@
 
 #include "io/model_weights.hpp"
 #include "io/output_folder.hpp"
+#include "io/system/interruption.hpp"
 #include "io/system/posix_file.hpp"
 #include "library_names.hpp"
 #include "progress.hpp"
@@ -55,19 +56,26 @@ inline void write_output(const io::staging_directory& staging, bool durable, con
 /// beside its final name; removes that report when the output cannot be moved.
 /// @param[in] durable         as given to write_output
 /// @param[in] partial_report  where the report was written (write_partial_report); empty for none
+/// Nothing of it happens once a signal has stopped the run, and a signal's removal waits for it
+/// (io/system/interruption.hpp): the output and its report are in place, or neither is.
 inline void commit_output(io::staging_directory& staging, bool durable, const output_target& target,
                           const std::filesystem::path& partial_report) {
-  try {
-    staging.commit(target.force);
-  } catch (...) {
-    std::error_code ignored;
-    if (!partial_report.empty()) std::filesystem::remove(partial_report, ignored);
-    throw;
-  }
-  // The rename itself: best effort, since the output is already in place and complete.
-  if (durable) io::try_flush_to_disk(io::parent_directory(io::without_trailing_separator(target.folder)));
-  if (!partial_report.empty() && std::rename(partial_report.c_str(), target.report.c_str()) != 0)
-    io::failed(target.report, "cannot move the report into place");
+  io::interruption_test_point("commit");
+  io::commit_unless_interrupted([&] {
+    try {
+      staging.commit(target.force);
+    } catch (...) {
+      std::error_code ignored;
+      if (!partial_report.empty()) std::filesystem::remove(partial_report, ignored);
+      io::forget_on_interruption(partial_report);
+      throw;
+    }
+    // The rename itself: best effort, since the output is already in place and complete.
+    if (durable) io::try_flush_to_disk(io::parent_directory(io::without_trailing_separator(target.folder)));
+    if (!partial_report.empty() && std::rename(partial_report.c_str(), target.report.c_str()) != 0)
+      io::failed(target.report, "cannot move the report into place");
+    if (!partial_report.empty()) io::forget_on_interruption(partial_report);
+  });
 }
 
 }  // namespace clp_transfer

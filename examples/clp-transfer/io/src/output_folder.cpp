@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,8 +30,26 @@ void check_output_available(const std::filesystem::path& output, bool force) {
                                 "parent directory " + parent_directory(target).string() + " does not exist");
 }
 
+std::vector<std::filesystem::path> staging_folders_of(const std::filesystem::path& output) {
+  const std::filesystem::path target = without_trailing_separator(output);
+  const std::string prefix = "." + target.filename().string() + ".tmp-";
+  std::vector<std::filesystem::path> found;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(parent_directory(target), error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    // mkdtemp's six characters; ".old" is the name an old output is moved aside to by --force.
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0 &&
+        it->is_directory(error))
+      found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 void write_file_atomically(const std::filesystem::path& path, const std::string& text, bool durable) {
   const std::filesystem::path temporary = path.string() + ".tmp";
+  const removed_if_interrupted interrupted(temporary);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << text;
@@ -52,6 +71,7 @@ staging_directory::staging_directory(const std::filesystem::path& output)
   std::string pattern = (parent_directory(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) failed(pattern, "cannot create a staging directory");
   path_ = pattern;
+  interrupted_.reset(path_);
   // mkdtemp makes the folder private (0700); the committed output should get the permissions
   // a plain mkdir would give. umask can only be read by setting it.
   const mode_t mask = ::umask(0);
@@ -71,6 +91,7 @@ void staging_directory::commit(bool force) {
   if (!std::filesystem::exists(std::filesystem::symlink_status(target_, ignored))) {
     if (std::rename(path_.c_str(), target_.c_str()) != 0) failed(target_, "cannot move the new output into place");
     committed_ = true;
+    interrupted_.release();
     return;
   }
   if (!force) throw clp::invalid_argument(about(target_), "already exists (use --force to replace it)");
@@ -83,6 +104,7 @@ void staging_directory::commit(bool force) {
     throw io_error(target_, problem + (restored ? "" : "; the old output is now at " + aside.string()));
   }
   committed_ = true;
+  interrupted_.release();
   std::filesystem::remove_all(aside, ignored);  // a leftover would only cost disk space
 }
 

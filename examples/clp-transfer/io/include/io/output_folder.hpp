@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "io/errors.hpp"
 #include "io/library_names.hpp"
+#include "io/system/interruption.hpp"
 #include "io/system/posix_file.hpp"
 
 namespace clp_transfer::io {
@@ -27,6 +29,11 @@ std::filesystem::path parent_directory(const std::filesystem::path& output);
 /// @param[in] output  output folder to be created
 /// @param[in] force   whether an existing output may be replaced
 void check_output_available(const std::filesystem::path& output, bool force);
+
+/// The staging folders of earlier runs on `output` (`.NAME.tmp-XXXXXX` beside it): left by a run
+/// that was killed before it could remove its own (SIGKILL, a power loss), or in use by a run
+/// still writing `output`. Never an output: nothing reads them.
+std::vector<std::filesystem::path> staging_folders_of(const std::filesystem::path& output);
 
 /// Writes `text` to `path` through a temporary file in the same folder and a rename, so that a
 /// reader never sees half a file; with `durable`, the file is flushed to disk before the rename.
@@ -57,6 +64,7 @@ class staging_directory {
  private:
   std::filesystem::path target_;
   std::filesystem::path path_;
+  removed_if_interrupted interrupted_;  // the folder removed when a signal stops the run
   bool committed_ = false;
 };
 
