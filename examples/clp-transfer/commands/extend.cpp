@@ -9,6 +9,7 @@
 #include <extend/default_probe.hpp>  // generated at build time from extend/probes/en.txt
 
 #include "commands/command.hpp"
+#include "commands/option_checks.hpp"
 #include "commands/synthesis_options.hpp"
 #include "errors.hpp"
 #include "extend/run.hpp"
@@ -79,7 +80,8 @@ void add_model_options(CLI::App& command, extend_options& options) {
   command.add_option("--output", options.target.folder, "Output model folder (must not exist unless --force)")
       ->required();
   command.add_option("--report", options.target.report, "Also write a JSON report here");
-  options.add_option = command.add_option("--add", options.add, "Add only the first N tokens, in the helper's order");
+  options.add_option = command.add_option("--add", options.add, "Add only the first N tokens, in the helper's order")
+                           ->check(not_negative());  // unsigned: "-3" would wrap to all of them
   command.add_option("--tokens", options.request.tokens_file, "Add the tokens of this file, one a line")
       ->excludes(options.add_option);
   command.add_option("--probe", options.request.probe,

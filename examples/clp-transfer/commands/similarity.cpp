@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/command.hpp"
+#include "commands/option_checks.hpp"
 #include "errors.hpp"
 #include "execution_arguments.hpp"
 #include "io/embedding_matrix.hpp"
@@ -132,7 +133,7 @@ command similarity_command(CLI::App& app) {
   command->add_option("--k", args->k, "Neighbours per token")->capture_default_str();
   command->add_option("--sample", args->sample, "Average over this many seeded random tokens (0: all)")
       ->capture_default_str();
-  command->add_option("--seed", args->seed, "Seed of the sample")->capture_default_str();
+  command->add_option("--seed", args->seed, "Seed of the sample")->check(not_negative())->capture_default_str();
   add_execution_options(*command, args->execution, "Working memory, MiB");
   command->add_flag("--json", args->json, "Print JSON");
   return {command, [args] { run_similarity(*args); }};

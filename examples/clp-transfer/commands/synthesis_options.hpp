@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands/command.hpp"
+#include "commands/option_checks.hpp"
 #include "token_matching.hpp"
 #include "transfer/synthesis_choice.hpp"
 #include "transfer/undertrained_choice.hpp"
@@ -65,7 +66,10 @@ struct synthesis_command_line {
                         "neighbours' norms averaged with top-k's weights (k from --k, default 10), or the norm of its "
                         "top-k row, or the map's own norm")
             ->capture_default_str();
-    seed_option = command.add_option("--seed", seed, "Seed of the random methods")->capture_default_str();
+    // An unsigned option would take "-1" as 2^64 - 1: a negative number is refused first.
+    seed_option = command.add_option("--seed", seed, "Seed of the random methods")
+                      ->check(not_negative())
+                      ->capture_default_str();
     similarity_option =
         command
             .add_option("--similarity-product", similarity,

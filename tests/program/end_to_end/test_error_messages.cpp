@@ -472,6 +472,15 @@ TEST_CASE("error messages: options") {
   refused("usage", run_program({"transfer", "--source", ws.pair.source.folder.string()}), "--helper", 2);
   refused("usage", run_program({"tranfser"}), "tranfser", 2);
   refused("usage", transfer(ws, {"--k", "ten"}), "--k", 2);
+  // An unsigned option refuses a negative value, which its conversion would wrap.
+  const program_result negative_seed = transfer(ws, {"--method", "random", "--seed", "-1"});
+  refused("usage", negative_seed, "--seed", 2);
+  CHECK(negative_seed.err.find("must be 0 or more, got -1") != std::string::npos);
+  const program_result negative_add =
+      run_program({"extend", "--source", ws.pair.source.folder.string(), "--helper", ws.pair.helper.folder.string(),
+                   "--output", ws.output.string(), "--add", "-3", "--quiet"});
+  refused("usage", negative_add, "--add", 2);
+  CHECK(negative_add.err.find("must be 0 or more, got -3") != std::string::npos);
   CHECK(folder_entries(ws.out_parent).empty());
 }
 
