@@ -148,15 +148,26 @@ inline helper_candidates read_helper_candidates(const hf_checkpoint& helper) {
   return candidates;
 }
 
+/// The longest --tokens entry, in bytes. A token of n bytes may need up to n - 1 intermediates,
+/// each encoded and checked as it is made, so the work grows faster than n: a 20,000-byte line
+/// took 7 minutes and 6.8 GB. Real tokenizers' longest tokens stand for far fewer bytes: 128 in
+/// Llama 3, Qwen3, DeepSeek-V3 and GPT-4o (runs of one character), 16 in Llama 2.
+inline constexpr std::size_t max_listed_token_bytes = 1024;
+
 /// The tokens of a --tokens file: one a line, each line's bytes as they are (nothing trimmed); a
 /// final newline ends the last line rather than starting an empty one. Empty lines are kept, for
-/// extend::choose_tokens to refuse naming the file.
+/// extend::choose_tokens to refuse naming the file; a line longer than max_listed_token_bytes is
+/// refused here, before any model is read.
 /// @param[in] file  the --tokens file
 inline std::vector<std::string> read_token_list(const std::filesystem::path& file) {
   const std::string text = io::read_text_file(file);
   std::vector<std::string> tokens;
   for (std::size_t from = 0; from < text.size();) {
     const std::size_t end = std::min(text.find('\n', from), text.size());
+    if (end - from > max_listed_token_bytes)
+      throw clp::invalid_argument(io::about(file), "entry " + std::to_string(tokens.size() + 1) + " is " +
+                                                       std::to_string(end - from) + " bytes long; a token may hold at most " +
+                                                       std::to_string(max_listed_token_bytes) + " bytes");
     tokens.push_back(text.substr(from, end - from));
     from = end + 1;
   }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -50,10 +51,12 @@ struct extend_request {
     if (add && !has_helper())
       throw clp::invalid_argument(option_facts("--add"), "needs --helper: it takes the first N of the helper's tokens");
     if (add && *add == 0) throw clp::invalid_argument(option_facts("--add"), "must be at least 1, not 0");
-    if (drift_budget && !(*drift_budget >= 0 && *drift_budget <= 1))
+    if (drift_budget && !(*drift_budget >= 0 && *drift_budget <= 1)) {
+      std::ostringstream given;  // as typed, not std::to_string's six decimals
+      given << *drift_budget;
       throw clp::invalid_argument(option_facts("--drift-budget"),
-                                  "must be a share of the probe's words from 0 to 1 (0.01: 1%), got " +
-                                      std::to_string(*drift_budget));
+                                  "must be a share of the probe's words from 0 to 1 (0.01: 1%), got " + given.str());
+    }
   }
 };
 

@@ -548,6 +548,14 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                 (dir / "empty.txt").string(), "entry 2 is empty");
   check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--add", "0"}), "--add",
                 "at least 1");
+  // A line of 10^5 or 10^6 bytes is refused before any model is read, naming its line, in a
+  // short message (not the line itself).
+  for (const std::size_t size : {std::size_t(100000), std::size_t(1000000)}) {
+    write_file(dir / "long.txt", " Haus\n " + std::string(size, 'x') + "\n");
+    check_refusal(dir, "extend-token-list",
+                  with_helper({"--source", en_large.string(), "--tokens", (dir / "long.txt").string()}),
+                  (dir / "long.txt").string(), "entry 2 is " + std::to_string(size + 1) + " bytes long");
+  }
   check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--drift-budget", "1.5"}),
                 "--drift-budget", "from 0 to 1");
   check_refusal(dir, "extend-no-helper", {"--source", en_large.string(), "--no-helper"}, "--tokens",
