@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "extend/read_bpe_model.hpp"
 #include "extend/refusal.hpp"
 #include "extend/tokenizer_writing.hpp"
+#include "io/errors.hpp"
 #include "io/json/file.hpp"
 #include "io/tokenizer/files.hpp"
 #include "transfer/output_vocabulary.hpp"
@@ -59,6 +61,8 @@ inline std::string format_words(io::vocabulary_format format) {
 /// or that file's model is not a BPE that extend reproduces exactly (clp::invalid_argument, in
 /// read_bpe_model's words), or the file is malformed.
 inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folder) {
+  std::error_code ignored;  // refused as transfer refuses it: missing, or not a folder
+  if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
   const std::optional<io::vocabulary_source> found = io::find_vocabulary_file(folder);
   if (!found) io::no_vocabulary_file(folder);
   if (found->format != io::vocabulary_format::tokenizer_json)

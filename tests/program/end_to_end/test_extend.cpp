@@ -556,6 +556,12 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                   with_helper({"--source", en_large.string(), "--tokens", (dir / "long.txt").string()}),
                   (dir / "long.txt").string(), "entry 2 is " + std::to_string(size + 1) + " bytes long");
   }
+  // A source that is not there, or not a folder: transfer's words.
+  check_refusal(dir, "missing-path", with_helper({"--source", (dir / "nowhere").string()}),
+                (dir / "nowhere").string(), "no such file or folder");
+  write_file(dir / "plain", "not a model");
+  check_refusal(dir, "not-a-folder", with_helper({"--source", (dir / "plain").string()}), (dir / "plain").string(),
+                "not a folder");
   check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--drift-budget", "1.5"}),
                 "--drift-budget", "from 0 to 1");
   check_refusal(dir, "extend-no-helper", {"--source", en_large.string(), "--no-helper"}, "--tokens",
