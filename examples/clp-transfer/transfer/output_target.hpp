@@ -45,13 +45,7 @@ struct output_target {
 
   void check(const std::vector<std::filesystem::path>& inputs) const {
     io::check_output_available(folder, force);
-    if (!report.empty()) {
-      if (std::filesystem::exists(report) && !force)
-        throw clp::invalid_argument(io::about(report), "already exists (use --force to replace it)");
-      const auto parent = report.has_parent_path() ? report.parent_path() : std::filesystem::path(".");
-      if (!std::filesystem::is_directory(parent))
-        throw clp::invalid_argument(io::about(report), "parent directory " + parent.string() + " does not exist");
-    }
+    if (!report.empty()) io::check_output_available(report, force);  // the same checks, for a file
     for (const std::filesystem::path& input : inputs) {
       std::error_code ignored;
       if (std::filesystem::equivalent(io::without_trailing_separator(folder), input, ignored))

@@ -2,6 +2,8 @@
 // naming the file or folder at fault and the problem, and nothing written: no output folder
 // and no staging folder beside it. An existing output or report is never replaced without
 // --force, and with --force only after success.
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "model_fixtures.hpp"
 #include "harness.hpp"
 #include "refusals.hpp"
+#include "support/skip.hpp"
 
 using namespace program_test;
 
@@ -280,6 +283,31 @@ TEST_CASE("refused before any work: bad option values and a missing output paren
   const fs::path orphan = ws.dir / "no-such-folder" / "model";
   check_error_line(run_program(ws.transfer({"--quiet"}, orphan)), orphan.string(), {"parent directory"});
   CHECK(!fs::exists(orphan.parent_path()));
+  // A parent that is a file is not "missing"; a report's parent is checked the same way.
+  write_file(ws.dir / "plain", "a file");
+  const fs::path under_file = ws.dir / "plain" / "model";
+  check_error_line(run_program(ws.transfer({"--quiet"}, under_file)), under_file.string(), {"is not a folder"});
+  const fs::path report = ws.dir / "plain" / "r.json";
+  check_error_line(run_program(ws.transfer({"--quiet", "--report", report.string()})), report.string(),
+                   {"is not a folder"});
+  CHECK(folder_entries(ws.out_parent).empty());
+}
+
+TEST_CASE("an output or report whose parent cannot be written into is refused before any model is read") {
+  if (::geteuid() == 0) {
+    clp_test::skip("root writes into any folder, so no parent refuses it here");
+    return;
+  }
+  const workspace ws = gpt2_workspace();
+  fs::permissions(ws.out_parent, fs::perms::owner_read | fs::perms::owner_exec);
+  const program_result output = run_program(ws.transfer({"--quiet"}));
+  const program_result report = run_program(ws.transfer({"--quiet", "--report", (ws.out_parent / "r.json").string()},
+                                                        ws.dir / "model"));
+  fs::permissions(ws.out_parent, fs::perms::owner_all);
+  check_error_line(output, ws.output.string(), {"cannot write into its parent directory"});
+  check_error_line(report, (ws.out_parent / "r.json").string(), {"cannot write into its parent directory"});
+  CHECK(output.err.find(".tmp-") == std::string::npos);  // never the staging folder's name
+  CHECK(!fs::exists(ws.dir / "model"));
 }
 
 TEST_CASE("a negative --threads is refused with a readable one-line message") {

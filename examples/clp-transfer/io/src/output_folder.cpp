@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,9 +26,15 @@ void check_output_available(const std::filesystem::path& output, bool force) {
   std::error_code ignored;
   if (!force && std::filesystem::exists(std::filesystem::symlink_status(target, ignored)))
     throw clp::invalid_argument(about(target), "already exists (use --force to replace it)");
-  if (!std::filesystem::is_directory(parent_directory(target), ignored))
+  const std::filesystem::path parent = parent_directory(target);
+  if (!std::filesystem::is_directory(parent, ignored))
+    throw clp::invalid_argument(about(target), "parent directory " + parent.string() +
+                                                   (std::filesystem::exists(parent, ignored) ? " is not a folder"
+                                                                                            : " does not exist"));
+  // The staging folder and the rename need write and search permission there (root has them).
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
     throw clp::invalid_argument(about(target),
-                                "parent directory " + parent_directory(target).string() + " does not exist");
+                                "cannot write into its parent directory " + parent.string() + ": " + std::strerror(errno));
 }
 
 std::vector<std::filesystem::path> staging_folders_of(const std::filesystem::path& output) {

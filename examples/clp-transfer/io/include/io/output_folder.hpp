@@ -24,9 +24,9 @@ std::filesystem::path without_trailing_separator(std::filesystem::path output);
 std::filesystem::path parent_directory(const std::filesystem::path& output);
 
 /// Throws clp::invalid_argument naming `output` when it exists and `force` is false, or when its
-/// parent folder is missing. Call it before any work, so that a long run does not end in a
-/// refusal.
-/// @param[in] output  output folder to be created
+/// parent folder is missing, is not a folder, or cannot be written into. Call it before any
+/// work, so that a long run does not end in a refusal.
+/// @param[in] output  output folder (or file) to be created
 /// @param[in] force   whether an existing output may be replaced
 void check_output_available(const std::filesystem::path& output, bool force);
 
