@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -160,10 +161,17 @@ inline constexpr std::size_t max_listed_token_bytes = 1024;
 /// refused here, before any model is read.
 /// @param[in] file  the --tokens file
 inline std::vector<std::string> read_token_list(const std::filesystem::path& file) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file, ignored))
+    throw clp::invalid_argument(io::about(file), "is a folder; --tokens names a file with one token a line");
   const std::string text = io::read_text_file(file);
   std::vector<std::string> tokens;
   for (std::size_t from = 0; from < text.size();) {
     const std::size_t end = std::min(text.find('\n', from), text.size());
+    if (end > from && text[end - 1] == '\r')
+      throw clp::invalid_argument(io::about(file), "entry " + std::to_string(tokens.size() + 1) +
+                                                       " ends with a carriage return (CRLF line ends): save the file "
+                                                       "with LF line ends");
     if (end - from > max_listed_token_bytes)
       throw clp::invalid_argument(io::about(file), "entry " + std::to_string(tokens.size() + 1) + " is " +
                                                        std::to_string(end - from) + " bytes long; a token may hold at most " +

@@ -548,6 +548,14 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                 (dir / "empty.txt").string(), "entry 2 is empty");
   check_refusal(dir, "extend-token-list", with_helper({"--source", en_large.string(), "--add", "0"}), "--add",
                 "at least 1");
+  write_file(dir / "crlf.txt", " Haus\r\n Maus\r\n");
+  check_refusal(dir, "extend-token-list",
+                with_helper({"--source", en_large.string(), "--tokens", (dir / "crlf.txt").string()}),
+                (dir / "crlf.txt").string(), "CRLF");
+  fs::create_directories(dir / "a-folder");
+  check_refusal(dir, "extend-token-list",
+                with_helper({"--source", en_large.string(), "--tokens", (dir / "a-folder").string()}),
+                (dir / "a-folder").string(), "is a folder");
   // A line of 10^5 or 10^6 bytes is refused before any model is read, naming its line, in a
   // short message (not the line itself).
   for (const std::size_t size : {std::size_t(100000), std::size_t(1000000)}) {
