@@ -62,9 +62,15 @@ void run_with_huge_pages(char** argv) {
   if (!on_request) return;
   const std::string value = (tunables != nullptr && *tunables != '\0' ? std::string(tunables) + ":" : std::string()) +
                             "glibc.malloc.hugetlb=1";
+  // The program's own path, not /proc/self/exe itself: under a tool that runs it (valgrind), that
+  // link is the tool, and the tool answers readlink with the program.
+  char self[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0) return;
+  self[length] = '\0';
   if (::setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
-  ::execv("/proc/self/exe", argv);
-  // No exec (no /proc): go on with 4 KiB pages, the variable left for nobody to read.
+  ::execv(self, argv);
+  // No exec: go on with 4 KiB pages, the variable left for nobody to read.
 #else
   (void)argv;
 #endif
