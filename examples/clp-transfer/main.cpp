@@ -46,10 +46,10 @@ void configure_process() {
 /// Runs the program again with glibc's malloc asking the kernel for transparent huge pages
 /// (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`), where the kernel grants them only on request (its
 /// `madvise` mode, Debian's default): a transfer's large buffers are mapped fresh and first
-/// touched once each, and 4 KiB pages made that about 240,000 page faults at the Llama-2 ->
-/// Qwen3 shape, 2.5 s of a 26 s run on a 2-core VM (docs/performance.md). glibc reads the
-/// variable only as the process starts, hence the exec; it returns where it changes nothing
-/// (the variable already names the setting, the user's or ours), or where the exec fails.
+/// touched once each, and with 4 KiB pages the faults cost seconds at real shapes
+/// (docs/performance.md). glibc reads the variable only as the process starts, hence the exec;
+/// it returns where it changes nothing (the variable already names the setting, the user's or
+/// ours), or where the exec fails.
 void run_with_huge_pages(char** argv) {
 #if defined(__GLIBC__) && defined(__linux__)
   const char* const tunables = std::getenv("GLIBC_TUNABLES");

@@ -53,8 +53,9 @@ struct evaluation_options : execution_options {
   /// missing rows over it. Null: its own. Results are the same either way, bit for bit.
   std::shared_ptr<overlap_cache> cache;
   /// Optional: the held-out rows' similarity product with the kept ones, as
-  /// synthesis_options::product (a neighbour-list weighting's candidates, rescored in float32,
-  /// so the scores are the same). Null: the library's float32 product.
+  /// synthesis_options::product (a neighbour-list weighting's candidates, rescored in float32:
+  /// the scores agree with the float32 product's to float32's rounding). Null: the library's
+  /// float32 product.
   std::shared_ptr<const similarity_product> product;
 };
 

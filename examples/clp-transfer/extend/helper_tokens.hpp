@@ -149,10 +149,9 @@ inline helper_candidates read_helper_candidates(const hf_checkpoint& helper) {
   return candidates;
 }
 
-/// The longest --tokens entry, in bytes. A token of n bytes may need up to n - 1 intermediates,
-/// each encoded and checked as it is made, so the work grows faster than n: a 20,000-byte line
-/// took 7 minutes and 6.8 GB. Real tokenizers' longest tokens stand for far fewer bytes: 128 in
-/// Llama 3, Qwen3, DeepSeek-V3 and GPT-4o (runs of one character), 16 in Llama 2.
+/// The longest --tokens entry, in bytes: several times the longest token of the tokenizers the
+/// program reads. A token of n bytes may need up to n - 1 intermediates, each encoded and
+/// checked as it is made, so the work grows faster than n; the limit keeps it to a second.
 inline constexpr std::size_t max_listed_token_bytes = 1024;
 
 /// The tokens of a --tokens file: one a line, each line's bytes as they are (nothing trimmed); a

@@ -33,16 +33,26 @@ inline std::vector<std::string_view> probe_words(std::string_view text) {
   return words;
 }
 
+/// The pre-tokens of `word` as it stands in running text, after a space.
+/// @param[in] rules  the tokenizer's text rules
+/// @param[in] word   one word, without whitespace
+inline std::vector<std::string> word_pieces(const text_rules& rules, std::string_view word) {
+  return pre_tokens(" " + std::string(word), rules, false);
+}
+
+/// The ids of `word` as it stands in running text, pre-token by pre-token.
+inline std::vector<std::vector<token_id>> encode_word_pieces(const bpe_table& table, std::string_view word) {
+  std::vector<std::vector<token_id>> pieces;
+  for (const std::string& piece : word_pieces(table.model().rules, word)) pieces.push_back(table.encode(piece));
+  return pieces;
+}
+
 /// The ids of `word` as it stands in running text, after a space.
 /// @param[in] table  the model
 /// @param[in] word   one word, without whitespace
 inline std::vector<token_id> encode_word(const bpe_table& table, std::string_view word) {
   std::vector<token_id> ids;
-  const std::string spaced = " " + std::string(word);
-  for (const std::string& piece : pre_tokens(spaced, table.model().rules, false)) {
-    const std::vector<token_id> part = table.encode(piece);
-    ids.insert(ids.end(), part.begin(), part.end());
-  }
+  for (const std::vector<token_id>& part : encode_word_pieces(table, word)) ids.insert(ids.end(), part.begin(), part.end());
   return ids;
 }
 

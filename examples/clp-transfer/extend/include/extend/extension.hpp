@@ -25,6 +25,7 @@
 
 #include "extend/bpe_model.hpp"
 #include "extend/characters.hpp"
+#include "extend/drift.hpp"
 #include "extend/pre_tokenizer.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/refusal.hpp"
@@ -108,10 +109,10 @@ class drift_guard {
   drift_guard(const bpe_table& table, std::vector<std::string> words, std::size_t max_changed)
       : words_(std::move(words)), max_changed_(max_changed) {
     for (std::size_t w = 0; w < words_.size(); ++w) {
-      pieces_.push_back(encode_pieces(table, words_[w]));
+      pieces_.push_back(encode_word_pieces(table, words_[w]));
       source_ids_.push_back(flat(pieces_.back()));
       index(w);
-      for (std::string& piece : pre_tokens(" " + words_[w], table.model().rules, false))
+      for (std::string& piece : word_pieces(table.model().rules, words_[w]))
         whole_pieces_[std::move(piece)].push_back(std::uint32_t(w));
     }
     changed_.assign(words_.size(), false);
@@ -141,7 +142,7 @@ class drift_guard {
     reached.erase(std::unique(reached.begin(), reached.end()), reached.end());
     std::size_t total = changed_count_;
     for (const std::uint32_t w : reached) {
-      std::vector<std::vector<token_id>> pieces = encode_pieces(table, words_[w]);
+      std::vector<std::vector<token_id>> pieces = encode_word_pieces(table, words_[w]);
       const bool now = flat(pieces) != source_ids_[w];
       total = total - (changed_[w] ? 1 : 0) + (now ? 1 : 0);
       pending_.push_back({w, std::move(pieces), now});
@@ -172,13 +173,6 @@ class drift_guard {
     std::vector<token_id> ids;
     for (const auto& piece : pieces) ids.insert(ids.end(), piece.begin(), piece.end());
     return ids;
-  }
-  /// drift.hpp's encode_word, piece by piece.
-  static std::vector<std::vector<token_id>> encode_pieces(const bpe_table& table, const std::string& word) {
-    std::vector<std::vector<token_id>> pieces;
-    for (const std::string& piece : pre_tokens(" " + word, table.model().rules, false))
-      pieces.push_back(table.encode(piece));
-    return pieces;
   }
   void index(std::size_t w) {
     for (const std::vector<token_id>& piece : pieces_[w])
