@@ -30,6 +30,9 @@ struct overlap_panels {
   explicit overlap_panels(std::size_t sources) : source(sources), projection(sources) {}
   /// Resident: n_overlap x d_helper, normalised; the pass's rows (every job reads the same ones).
   const float* helper = nullptr;
+  /// n_overlap x d_helper, normalised, whenever the caller's product serves the pass (resident
+  /// or not): the rows its candidates are rescored from.
+  const float* rescoring_rows = nullptr;
   std::vector<scratch_buffer<float>> source;      ///< sources_resident, dense combine: per source
   std::vector<scratch_buffer<float>> projection;  ///< projected combine: P (or the map W) per source
   /// What the blocks read for each source: the projections above, or those of another job of the

@@ -43,7 +43,7 @@ struct rescoring_counts {
 
 /// A worker's rescoring buffers and counts, reused from block to block.
 struct rescoring_scratch {
-  scratch_buffer<float> value, row, top_value, other_value, chunk_max;
+  scratch_buffer<float> value, top_value, other_value, chunk_max;
   scratch_buffer<Index> candidate, top_id, other;
   scratch_buffer<scored_row> heap;
   rescoring_counts counts;
@@ -68,21 +68,6 @@ inline float rescored_cosine(const float* a, const float* b, Index d) {
 /// The bound on |rescored_cosine - exact dot|: one float32 rounding of a value of magnitude at
 /// most (1 + 2^-20)^2, and d double roundings, both generously rounded up.
 inline double rescoring_error(Index d) { return 0x1.0p-23 + double(d) * 0x1.0p-50; }
-
-/// The product made ready: over the pass's resident helper rows (`resident_rows`), or (none)
-/// over the normalised overlap rows gathered into a temporary that lives only during prepare.
-inline std::unique_ptr<prepared_similarity> prepare_product(const similarity_product& product,
-                                                            const synthesis_plan& plan, const float* resident_rows,
-                                                            const matrix_view<const void>& helper,
-                                                            const vocabulary_overlap& overlap,
-                                                            const std::vector<float>& inverse_norm, int threads) {
-  const Index n = plan.n_overlap, d = plan.d_helper;
-  if (resident_rows != nullptr) return product.prepare(resident_rows, n, d, plan.blocks.rows, threads);
-  std::vector<float> rows(std::size_t(n * d));
-  for (Index p0 = 0; p0 < n; p0 += panel_rows)
-    gather_helper_panel(helper, overlap, inverse_norm, p0, std::min(panel_rows, n - p0), rows.data() + p0 * d);
-  return product.prepare(rows.data(), n, d, plan.blocks.rows, threads);
-}
 
 /// The largest float at most x.
 inline float float_at_most(double x) {
@@ -144,32 +129,20 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
   return kept;
 }
 
-/// Overlap row j as normalised float32: the resident panel's row, or (panels not shared) row j
-/// gathered into `scratch`.
-inline const float* overlap_row(const block_context& context, Index j, float* scratch) {
-  if (context.plan.resident) return context.panels.helper + j * context.plan.d_helper;
-  gather_helper_panel(context.helper, context.overlap, context.scan.inverse_norm, j, 1, scratch);
-  return scratch;
-}
-
-/// Asks for overlap row j of the resident panels to be brought into the cache: rescoring reads
-/// rows scattered over the whole overlap, and waiting for each was most of its time.
-inline void prefetch_overlap_row(const block_context& context, Index j) {
-  if (context.plan.resident)
-    prefetch(context.panels.helper + j * context.plan.d_helper, std::size_t(context.plan.d_helper) * sizeof(float));
-}
-
-/// The rescored cosines of query row `query` with overlap rows ids[0..n), into value[0..n);
-/// each row is asked for two rows ahead of its use.
-inline void rescore_rows(const block_context& context, const float* query, const Index* ids, Index n, float* value,
-                         rescoring_scratch& s) {
+/// The rescored cosines of query row `query` with overlap rows ids[0..n), into value[0..n),
+/// read from the pass's normalised overlap rows (run_pass gathers them whenever a product
+/// serves); each row is asked for two rows ahead of its use: rescoring reads rows scattered
+/// over the whole overlap, and waiting for each was most of its time.
+inline void rescore_rows(const block_context& context, const float* query, const Index* ids, Index n, float* value) {
   constexpr Index ahead = 2;
   const Index d = context.plan.d_helper;
-  float* const row = context.plan.resident ? nullptr : s.row.reserve(std::size_t(d));
-  for (Index c = 0; c < std::min(ahead, n); ++c) prefetch_overlap_row(context, ids[c]);
+  const float* const rows = context.panels.rescoring_rows;
+  CLP_ASSERT(rows != nullptr);
+  const auto prefetch_row = [&](Index j) { prefetch(rows + j * d, std::size_t(d) * sizeof(float)); };
+  for (Index c = 0; c < std::min(ahead, n); ++c) prefetch_row(ids[c]);
   for (Index c = 0; c < n; ++c) {
-    if (c + ahead < n) prefetch_overlap_row(context, ids[c + ahead]);
-    value[c] = rescored_cosine(query, overlap_row(context, ids[c], row), d);
+    if (c + ahead < n) prefetch_row(ids[c + ahead]);
+    value[c] = rescored_cosine(query, rows + ids[c] * d, d);
   }
 }
 
@@ -187,7 +160,7 @@ inline Index narrow_and_rescore(const block_context& context, const float* query
   Index* const ids = s.top_id.reserve(std::size_t(k));
   float* const top_value = s.top_value.reserve(std::size_t(k));
   for (Index r = 0; r < k; ++r) ids[r] = top[r].id;
-  rescore_rows(context, query, ids, k, top_value, s);
+  rescore_rows(context, query, ids, k, top_value);
   const double cut = double(*std::min_element(top_value, top_value + k)) - margin;
   // Keep a candidate at or above the cut (the top k always are, by the argument above; they are
   // kept by name too, so rounding in the cut cannot drop one), and list the others to rescore.
@@ -204,7 +177,7 @@ inline Index narrow_and_rescore(const block_context& context, const float* query
   }
   CLP_ASSERT(kept - n_others == k);  // every one of the top k was among the first pass's candidates
   float* const other_value = s.other_value.reserve(std::size_t(n_others));
-  rescore_rows(context, query, others, n_others, other_value, s);
+  rescore_rows(context, query, others, n_others, other_value);
   // Both lists ascend, as the kept candidates do: merge the values in candidate order.
   float* const value = s.value.reserve(std::size_t(kept));
   for (Index c = 0, r = 0, o = 0; c < kept; ++c)

@@ -362,24 +362,29 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
   const synthesis_plan plan = plan_pass(jobs, states, helper.cols(), overlap.size(), Index(rows.missing.size()),
                                         threads, options.tile_bytes, given);
   const std::vector<float>& inverse_norm = scans.front().inverse_norm;
+  const bool use_product = product_serves(states, plan, product);
+  // The caller's product is prepared from the normalised overlap rows, and its candidates are
+  // rescored from them: gathered once, they stay for the blocks even where the plan does not
+  // keep the panels resident (rescoring reads a few dozen rows scattered over the overlap per
+  // missing row; gathering each from the helper again was a tenth of the blocks' time).
   scratch_buffer<float> helper_rows;
-  if (plan.resident)
+  if (plan.resident || use_product)
     gather_helper_rows(helper, overlap, inverse_norm, helper_rows.reserve(std::size_t(overlap.size() * helper.cols())),
                        threads);
+  const float* const resident_rows = plan.resident ? helper_rows.data() : nullptr;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
-    states[j].panels.helper = helper_rows.data();
+    states[j].panels.helper = resident_rows;
+    states[j].panels.rescoring_rows = helper_rows.data();
     if (states[j].plan.gram && states[j].panels.gram == nullptr && options.cache)
       use_cached_gram(states[j].panels, *options.cache, helper, overlap, inverse_norm, threads);
     prepare_job_panels(states[j].panels, states[j].plan, states[j].combine, jobs[j].pairs, helper, overlap,
                        inverse_norm, threads, earlier_projections(jobs, states, j));
   }
-  const bool use_product = product_serves(states, plan, product);
   std::unique_ptr<prepared_similarity> prepared;
-  if (use_product)
-    prepared = prepare_product(*product, plan, plan.resident ? helper_rows.data() : nullptr, helper, overlap,
-                               inverse_norm, threads);
+  if (use_product) prepared = product->prepare(helper_rows.data(), overlap.size(), helper.cols(), plan.blocks.rows, threads);
   overlap_panels pass_panels(0);
-  pass_panels.helper = helper_rows.data();
+  pass_panels.helper = resident_rows;
+  pass_panels.rescoring_rows = helper_rows.data();
   row_outcomes no_outcomes(std::vector<bool>{});
   const block_context pass{jobs.front().pairs, helper,      overlap,     rows,           plan,
                            scans.front(),      pass_panels, no_outcomes, prepared.get(), compact_output};
