@@ -1,5 +1,7 @@
 #include "io/tokenizer/sentencepiece.hpp"
 
+#include <cstring>
+
 namespace clp_transfer::io {
 
 namespace detail {
@@ -63,6 +65,9 @@ void read_trainer_spec(const std::filesystem::path& file, const protobuf_reader&
         malformed(file,
                   "trainer_spec.model_type is " + std::to_string(field.value) + ", not a SentencePiece model type");
       model.model_type = types[field.value - 1];
+    } else if (field.number == 24) {
+      reader.require(field, "treat_whitespace_as_suffix", protobuf_wire_type::varint);
+      model.treat_whitespace_as_suffix = field.value != 0;
     } else if (field.number == 35) {
       reader.require(field, "byte_fallback", protobuf_wire_type::varint);
       model.byte_fallback = field.value != 0;
@@ -74,9 +79,24 @@ void read_normalizer_spec(const std::filesystem::path& file, const protobuf_read
                           sentencepiece_model& model) {
   protobuf_reader reader(bytes, file, "normalizer_spec", parent.position_of(bytes));
   for (protobuf_field field; reader.next(field);) {
-    if (field.number == 5) {
+    if (field.number == 1) {
+      reader.require(field, "name", protobuf_wire_type::length_delimited);
+      model.normalizer_name = std::string(field.bytes);
+    } else if (field.number == 2) {
+      reader.require(field, "precompiled_charsmap", protobuf_wire_type::length_delimited);
+      model.precompiled_charsmap = !field.bytes.empty();
+    } else if (field.number == 3) {
+      reader.require(field, "add_dummy_prefix", protobuf_wire_type::varint);
+      model.add_dummy_prefix = field.value != 0;
+    } else if (field.number == 4) {
+      reader.require(field, "remove_extra_whitespaces", protobuf_wire_type::varint);
+      model.remove_extra_whitespaces = field.value != 0;
+    } else if (field.number == 5) {
       reader.require(field, "escape_whitespaces", protobuf_wire_type::varint);
       model.escape_whitespaces = field.value != 0;
+    } else if (field.number == 6) {
+      reader.require(field, "normalization_rule_tsv", protobuf_wire_type::length_delimited);
+      model.normalization_rules = !field.bytes.empty();
     }
   }
 }
@@ -116,6 +136,44 @@ sentencepiece_model parse_sentencepiece_model(const std::filesystem::path& file,
   if (model.pieces.empty()) malformed(file, "no pieces: not a SentencePiece model");
   detail::check_unique_pieces(file, model.pieces);
   return model;
+}
+
+namespace {
+
+void append_varint(std::string& out, std::uint64_t value) {
+  do {
+    const auto low = static_cast<unsigned char>(value & 0x7F);
+    value >>= 7;
+    out += static_cast<char>(value ? low | 0x80 : low);
+  } while (value);
+}
+
+/// A length-delimited field (wire type 2) with `contents`.
+void append_bytes_field(std::string& out, std::uint32_t number, std::string_view contents) {
+  append_varint(out, std::uint64_t{number} << 3 | 2);
+  append_varint(out, contents.size());
+  out += contents;
+}
+
+}  // namespace
+
+std::string append_sentencepiece_pieces(std::string_view bytes, const std::vector<sentencepiece_piece>& pieces) {
+  std::string out(bytes);
+  std::string record;
+  for (const sentencepiece_piece& piece : pieces) {
+    record.clear();
+    append_bytes_field(record, 1, piece.piece);
+    append_varint(record, std::uint64_t{2} << 3 | 5);  // score: a fixed32 float, little-endian
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &piece.score, sizeof bits);
+    for (int i = 0; i < 4; ++i) record += static_cast<char>(bits >> (8 * i) & 0xFF);
+    if (piece.type != piece_type::normal) {
+      append_varint(record, std::uint64_t{3} << 3);
+      append_varint(record, static_cast<std::uint64_t>(piece.type));
+    }
+    append_bytes_field(out, 1, record);
+  }
+  return out;
 }
 
 bool is_tiktoken_file(const std::filesystem::path& file) {

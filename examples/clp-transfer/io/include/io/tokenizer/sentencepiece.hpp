@@ -49,6 +49,12 @@ struct sentencepiece_model {
   std::string model_type = "unigram";       ///< trainer_spec.model_type: unigram, bpe, word or char
   bool byte_fallback = false;               ///< trainer_spec.byte_fallback
   bool escape_whitespaces = true;           ///< normalizer_spec.escape_whitespaces: a space is "▁"
+  std::string normalizer_name;              ///< normalizer_spec.name: "identity", "nmt_nfkc", ...; "" unset
+  bool precompiled_charsmap = false;        ///< normalizer_spec.precompiled_charsmap is not empty
+  bool normalization_rules = false;         ///< normalizer_spec.normalization_rule_tsv is not empty
+  bool add_dummy_prefix = true;             ///< normalizer_spec.add_dummy_prefix: "▁" before a text
+  bool remove_extra_whitespaces = true;     ///< normalizer_spec.remove_extra_whitespaces
+  bool treat_whitespace_as_suffix = false;  ///< trainer_spec.treat_whitespace_as_suffix: "▁" ends a piece
 
   /// Whether a piece is of type byte.
   bool has_byte_pieces() const {
@@ -91,6 +97,16 @@ sentencepiece_model parse_sentencepiece_model(const std::filesystem::path& file,
 /// when it cannot be read.
 /// @param[in] file  a tokenizer.model
 bool is_tiktoken_file(const std::filesystem::path& file);
+
+/// `bytes`, a SentencePiece model, with `pieces` appended to its pieces: each a new
+/// ModelProto.pieces record after the file's own fields, so that a protobuf parser gives the
+/// file's pieces their ids as before and the new ones the ids that follow, in order. Every
+/// other byte of the file is kept as it was (the normalizer, the trainer's options, the
+/// denormalizer); trainer_spec.vocab_size, which SentencePiece does not read when it loads a
+/// model, keeps the trained size.
+/// @param[in] bytes   a whole SentencePiece model, as parse_sentencepiece_model read it
+/// @param[in] pieces  non-empty UTF-8 pieces; a normal piece's type is left to the format's default
+std::string append_sentencepiece_pieces(std::string_view bytes, const std::vector<sentencepiece_piece>& pieces);
 
 /// Reads the SentencePiece model `file`; throws io_error when it cannot be read,
 /// malformed_file when it is no SentencePiece model (a tiktoken file among them).
