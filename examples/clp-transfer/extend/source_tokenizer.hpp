@@ -1,8 +1,9 @@
-// The source's tokenizer as `extend` reads and writes it: the folder's tokenizer.json (the one
-// file a BPE extension can be written into), parsed with its key order kept, its BPE model, and
-// the contents of its added tokens; then the files the output holds in their place: the extended
-// tokenizer.json, vocab.json and merges.txt (where the folder has them), and the folder's other
-// tokenizer files as they are.
+// The source's tokenizer as `extend` reads and writes it: the folder's tokenizer.json, parsed
+// with its key order kept, its BPE model and the contents of its added tokens; or, in a folder
+// without one, its SentencePiece BPE model (extend/sentencepiece_bpe.hpp). Then the files the
+// output holds in their place: the extended tokenizer.json, vocab.json and merges.txt (where the
+// folder has them) or the extended SentencePiece model, and the folder's other tokenizer files
+// as they are.
 #pragma once
 
 #include <algorithm>
@@ -19,18 +20,23 @@
 #include "extend/ordered_json.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/refusal.hpp"
+#include "extend/sentencepiece_bpe.hpp"
 #include "extend/tokenizer_writing.hpp"
 #include "io/errors.hpp"
 #include "io/json/file.hpp"
 #include "io/tokenizer/files.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
 #include "transfer/output_vocabulary.hpp"
 
 namespace clp_transfer {
 
-/// The source's tokenizer.json, read for extension.
+/// The source's tokenizer, read for extension: a tokenizer.json, or a SentencePiece BPE model.
 struct source_tokenizer {
-  std::filesystem::path file;       ///< the folder's tokenizer.json
-  nlohmann::ordered_json document;  ///< as parsed, key order kept
+  std::filesystem::path file;       ///< the folder's tokenizer.json, or its SentencePiece model
+  nlohmann::ordered_json document;  ///< a tokenizer.json as parsed, key order kept
+  /// A SentencePiece model (the folder has no tokenizer.json): as read, and its bytes.
+  std::optional<io::sentencepiece_model> sentencepiece;
+  std::string sentencepiece_bytes;
   extend::bpe_model model;
   /// The content of each entry of added_tokens: tokens outside model.vocab that a new token
   /// must not repeat.
@@ -65,13 +71,20 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
   if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
   const std::optional<io::vocabulary_source> found = io::find_vocabulary_file(folder);
   if (!found) io::no_vocabulary_file(folder);
+  source_tokenizer tokenizer;
+  tokenizer.file = found->file;
+  if (found->format == io::vocabulary_format::sentencepiece) {
+    tokenizer.sentencepiece_bytes = io::read_text_file(found->file);
+    tokenizer.sentencepiece = io::parse_sentencepiece_model(found->file, tokenizer.sentencepiece_bytes);
+    extend::check_sentencepiece_bpe(*tokenizer.sentencepiece, found->file.string());
+    tokenizer.model = extend::sentencepiece_bpe_model(tokenizer.sentencepiece->pieces, *tokenizer.sentencepiece);
+    return tokenizer;
+  }
   if (found->format != io::vocabulary_format::tokenizer_json)
     extend::unsupported(found->file.string(),
                         detail::format_words(found->format) +
-                            " cannot be extended: extend writes BPE merges into a tokenizer.json (WordPiece vocab.txt "
-                            "and SentencePiece sources are not supported yet)");
-  source_tokenizer tokenizer;
-  tokenizer.file = found->file;
+                            " cannot be extended: extend writes BPE merges into a tokenizer.json or BPE pieces into a "
+                            "SentencePiece model (WordPiece vocab.txt is not supported yet)");
   tokenizer.document = extend::parse_ordered_json(io::read_text_file(found->file), found->file.string());
   tokenizer.model = extend::read_bpe_model(tokenizer.document, found->file.string());
   if (const auto added = tokenizer.document.find("added_tokens");
@@ -94,6 +107,16 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
 inline void extended_tokenizer_files(const std::filesystem::path& folder, const source_tokenizer& tokenizer,
                                      const extend::bpe_extension& extension, output_vocabulary& vocabulary,
                                      std::vector<std::filesystem::path>& left_out) {
+  if (tokenizer.sentencepiece) {
+    vocabulary.written_files.push_back(
+        {tokenizer.file.filename().string(),
+         io::append_sentencepiece_pieces(tokenizer.sentencepiece_bytes,
+                                         extend::appended_pieces(*tokenizer.sentencepiece, extension,
+                                                                 tokenizer.file.string()))});
+    for (const std::filesystem::path& file : io::tokenizer_files(folder))
+      if (file.filename() != tokenizer.file.filename()) vocabulary.copied_files.push_back(file);
+    return;
+  }
   vocabulary.written_files.push_back(
       {"tokenizer.json",
        extend::extended_tokenizer_json(tokenizer.document, extension, tokenizer.file.string()).dump(2) + "\n"});

@@ -1,0 +1,136 @@
+// A SentencePiece BPE model (tokenizer.model, model_type bpe) as extend's bpe_model, and the
+// pieces an extension appends to it.
+//
+// SentencePiece's BPE encoder starts from the characters of the normalised text ("▁" for each
+// space, one before the text when add_dummy_prefix) and repeatedly joins the adjacent pair whose
+// concatenation is a piece of the highest score, the leftmost on ties; a character no piece
+// spells becomes the unknown piece, or its UTF-8 bytes' <0xNN> pieces with byte fallback. It has
+// no merge list: every split of a piece into two pieces is a merge, ranked by the piece's score.
+// As a bpe_model that is Hugging Face's conversion (transformers' SentencePieceExtractor): the
+// pieces in descending score (ties in id order), each piece's splits into two pieces in
+// (left id, right id) order, the whole text one pre-token.
+//
+// An extension appends its new pieces after the model's own, so every old piece keeps its id,
+// with scores below every old piece's, descending in the order of the merges that make them: a
+// new piece is joined only after every old one, and after the new pieces it is made from.
+// What extend does not reproduce is refused naming the file: another model type, a normaliser
+// other than identity (NFKC's precompiled map, rules), "▁" as a suffix, spaces not escaped,
+// user-defined and unused pieces (SentencePiece matches the former before BPE and splits the
+// latter again).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "extend/bpe_model.hpp"
+#include "extend/characters.hpp"
+#include "extend/extension.hpp"
+#include "extend/refusal.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
+
+namespace clp_transfer::extend {
+
+/// Refuses a SentencePiece model whose encoding extend does not reproduce (see the file's
+/// comment), naming `origin`.
+inline void check_sentencepiece_bpe(const io::sentencepiece_model& model, const std::string& origin) {
+  const auto refuse = [&](const std::string& why) { unsupported(origin, "SentencePiece model " + why); };
+  if (model.model_type != "bpe")
+    refuse("of type " + model.model_type + " cannot be extended yet: extend appends pieces to SentencePiece BPE models only");
+  if (model.precompiled_charsmap || model.normalization_rules ||
+      !(model.normalizer_name.empty() || model.normalizer_name == "identity"))
+    refuse("normalises text (" + (model.normalizer_name.empty() ? std::string("custom rules") : model.normalizer_name) +
+           "): extend reproduces only the identity normaliser");
+  if (!model.escape_whitespaces) refuse("does not escape spaces as '\xE2\x96\x81', which extend requires");
+  if (model.treat_whitespace_as_suffix) refuse("puts '\xE2\x96\x81' at the end of pieces, which extend does not support");
+  for (std::size_t id = 0; id < model.pieces.size(); ++id) {
+    const io::piece_type type = model.pieces[id].type;
+    if (type == io::piece_type::user_defined || type == io::piece_type::unused)
+      refuse(std::string("has ") + io::piece_type_name(type) + " piece " + quoted_token(model.pieces[id].piece) +
+             " (id " + std::to_string(id) + "), which extend does not support yet");
+  }
+}
+
+/// The bpe_model SentencePiece's BPE encoder behaves as, for `pieces` (id = position) under
+/// `spec`'s normaliser and trainer options (see the file's comment).
+inline bpe_model sentencepiece_bpe_model(const std::vector<io::sentencepiece_piece>& pieces,
+                                         const io::sentencepiece_model& spec) {
+  bpe_model model;
+  model.tokens.reserve(pieces.size());
+  std::unordered_map<std::string, token_id> normal;  // the pieces BPE joins and splits
+  for (std::size_t id = 0; id < pieces.size(); ++id) {
+    model.tokens.push_back(pieces[id].piece);
+    if (pieces[id].type == io::piece_type::normal) normal.emplace(pieces[id].piece, static_cast<token_id>(id));
+    if (pieces[id].type == io::piece_type::unknown) model.unknown = static_cast<token_id>(id);
+  }
+  std::vector<token_id> by_score;
+  for (const auto& [piece, id] : normal) by_score.push_back(id);
+  std::sort(by_score.begin(), by_score.end(), [&](token_id a, token_id b) {
+    const float sa = pieces[std::size_t(a)].score, sb = pieces[std::size_t(b)].score;
+    return sa != sb ? sa > sb : a < b;
+  });
+  std::vector<std::pair<token_id, token_id>> splits;
+  for (const token_id id : by_score) {
+    const std::string& piece = pieces[std::size_t(id)].piece;
+    splits.clear();
+    for (const text_character& c : decode_characters(piece)) {
+      if (c.offset == 0) continue;
+      const auto left = normal.find(piece.substr(0, c.offset));
+      const auto right = normal.find(piece.substr(c.offset));
+      if (left != normal.end() && right != normal.end()) splits.emplace_back(left->second, right->second);
+    }
+    std::sort(splits.begin(), splits.end());
+    model.merges.insert(model.merges.end(), splits.begin(), splits.end());
+  }
+  model.byte_fallback = spec.byte_fallback;
+  model.rules.spelling = symbol_spelling::metaspace;
+  model.rules.prepend = spec.add_dummy_prefix ? space_mark_prepend::always : space_mark_prepend::never;
+  model.rules.split_at_space_marks = false;
+  model.rules.description = "SentencePiece BPE, '\xE2\x96\x81' for spaces, whole text";
+  return model;
+}
+
+/// The pieces `extension` appends to `source`'s, in id order (its new ids follow the source's
+/// pieces): normal pieces whose scores are below every source piece's and descend in the order
+/// of the merges that make them; a new character, which no merge makes, scores below them all.
+/// @throws clp::invalid_argument naming `origin` when the scores cannot be told apart in float32
+inline std::vector<io::sentencepiece_piece> appended_pieces(const io::sentencepiece_model& source,
+                                                            const bpe_extension& extension,
+                                                            const std::string& origin) {
+  double lowest = 0;
+  for (const io::sentencepiece_piece& piece : source.pieces) lowest = std::min(lowest, double(piece.score));
+  const bpe_table& table = extension.table;
+  const std::vector<std::pair<token_id, token_id>>& merges = table.model().merges;
+  std::unordered_map<token_id, std::size_t> made_by;  // new piece -> the new merge that first makes it
+  for (std::size_t rank = extension.source_merges; rank < merges.size(); ++rank) {
+    const auto made = table.merge(merges[rank].first, merges[rank].second);
+    if (made) made_by.emplace(made->second, rank - extension.source_merges);
+  }
+  const std::size_t new_merges = merges.size() - extension.source_merges;
+  std::vector<io::sentencepiece_piece> out;
+  out.reserve(extension.written.size());
+  for (const written_token& token : extension.written) {
+    const auto rank = made_by.find(token.id);
+    const double place = rank != made_by.end() ? double(rank->second) : double(new_merges);
+    const auto score = static_cast<float>(lowest - 1 - place);
+    if (double(score) != lowest - 1 - place)
+      unsupported(origin, "SentencePiece model scores reach " + std::to_string(lowest) +
+                              ": the new pieces' scores below them cannot be told apart in float32");
+    out.push_back({table.token(token.id), score, io::piece_type::normal});
+  }
+  return out;
+}
+
+/// The pieces of `source` followed by `appended`: the extended model's, for its encoder.
+inline std::vector<io::sentencepiece_piece> joined_pieces(const io::sentencepiece_model& source,
+                                                          const std::vector<io::sentencepiece_piece>& appended) {
+  std::vector<io::sentencepiece_piece> pieces = source.pieces;
+  pieces.insert(pieces.end(), appended.begin(), appended.end());
+  return pieces;
+}
+
+}  // namespace clp_transfer::extend
