@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,15 @@
 
 #include "extend/drift.hpp"
 #include "extend/extension.hpp"
+#include "extend/ordered_json.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/sentencepiece_bpe.hpp"
 #include "extend/token_choice.hpp"
+#include "extend/tokenizer_writing.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
+#include "support/sentencepiece_bytes.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
@@ -70,6 +74,23 @@ nlohmann::json ask_sentencepiece(const std::filesystem::path& model, const nlohm
 
 std::vector<token_id> ids_of(const nlohmann::json& ids) { return ids.get<std::vector<token_id>>(); }
 
+const std::filesystem::path javascript_client = clp_test::data_dir.parent_path() / "tokenizer_client" / "tokenize.mjs";
+const std::filesystem::path javascript_package =
+    clp_test::data_dir / "fetched" / "tokenizers-js" / "package" / "dist" / "tokenizers.mjs";
+
+/// Hugging Face's JavaScript tokenizers' answer to `request` for the tokenizer.json in `folder`
+/// (test_extend_client.cpp's client, tokenize.mjs).
+nlohmann::json ask_javascript(const std::filesystem::path& folder, const nlohmann::json& request) {
+  clp_test::temp_dir dir;
+  write_file(dir / "request.json", request.dump());
+  const std::string command = "node " + shell_quoted(javascript_client.string()) + " " +
+                              shell_quoted(javascript_package.string()) + " " + shell_quoted(folder.string()) + " " +
+                              shell_quoted((dir / "request.json").string()) + " " +
+                              shell_quoted((dir / "answer.json").string());
+  REQUIRE(std::system(command.c_str()) == 0);
+  return nlohmann::json::parse(read_file(dir / "answer.json"));
+}
+
 /// The model's bytes with normalizer_spec.add_dummy_prefix false: a second normalizer_spec
 /// (field 3) holding only that field, which a protobuf parser merges into the first. What the
 /// model makes of a piece's text inside a word.
@@ -108,9 +129,10 @@ TEST_CASE("sentencepiece client: the model extended by the shipped German tokens
                                           "de-small/tokenizer.json");
   const std::vector<std::string> missing =
       choose_tokens(bytes_of_tokens(helper, merge_rank_order(helper)), vocabulary_bytes(source_model), {});
-  const bpe_extension extension = extend_bpe(source_model, missing, first_unused_id(source_model));
+  bpe_extension extension = extend_bpe(source_model, missing, first_unused_id(source_model));
   const std::vector<clp_transfer::io::sentencepiece_piece> appended =
       appended_pieces(source, extension, english_bpe.string());
+  extension = with_sentencepiece_merges(std::move(extension), joined_pieces(source, appended), source);
   REQUIRE(appended.size() == extension.written.size());
   clp_test::temp_dir dir;
   const std::string extended_bytes = clp_transfer::io::append_sentencepiece_pieces(bytes, appended);
@@ -160,8 +182,8 @@ TEST_CASE("sentencepiece client: the model extended by the shipped German tokens
     reached += ids_of(after["encode"][texts.size() + i]) == std::vector<token_id>{as_word[i]};
   for (std::size_t i = 0; i < as_inside.size(); ++i)
     reached += ids_of(after_inside["encode"][i]) == std::vector<token_id>{as_inside[i]};
-  // The extended model's encoder (every split of a new piece joins) agrees with SentencePiece.
-  const bpe_table extended(sentencepiece_bpe_model(joined_pieces(source, appended), source));
+  // The extension's encoder, its merges SentencePiece's, agrees with SentencePiece.
+  const bpe_table& extended = extension.table;
   for (std::size_t i = 0; i < texts.size(); ++i) CHECK(encode_text(extended, texts[i]) == ids_of(after["encode"][i]));
 
   const double words = static_cast<double>(probe_words(german).size());
@@ -178,6 +200,87 @@ TEST_CASE("sentencepiece client: the model extended by the shipped German tokens
   CHECK(extension.requested_count() >= 0.95 * static_cast<double>(missing.size()));
   CHECK(double(reached) >= 0.95 * double(extension.written.size()));
   CHECK(german_per_word <= 1.25 * helper_per_word);
+}
+
+// --- a checkpoint with both files: Llama 2's tokenizer.json and a SentencePiece model of it ---
+
+/// A SentencePiece BPE model of the tokenizer.json `tokenizer` (Llama 2's), written with the
+/// tests' own protobuf writer (tests/support, no code of the program's): its tokens at their
+/// ids (<unk> unknown, <s> and </s> control, <0xNN> byte pieces, the rest normal), each piece a
+/// merge makes scored minus the rank of the first merge that makes it (so SentencePiece joins
+/// pieces in the tokenizer.json's merge order), identity normaliser, the dummy prefix, spaces
+/// kept as written, byte fallback: Llama 2's own settings.
+std::string sentencepiece_model_of(const nlohmann::json& tokenizer) {
+  using namespace clp_test;
+  const auto& vocab = tokenizer["model"]["vocab"];
+  std::vector<std::string> tokens(vocab.size());
+  for (const auto& [token, id] : vocab.items()) tokens[id.get<std::size_t>()] = token;
+  std::map<std::string, std::size_t> first_rank;
+  const auto& merges = tokenizer["model"]["merges"];
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::string line = merges[rank].get<std::string>();
+    first_rank.emplace(line.substr(0, line.find(' ')) + line.substr(line.find(' ') + 1), rank);
+  }
+  std::string model;
+  for (const std::string& t : tokens) {
+    const int type = t == "<unk>" ? 2 : (t == "<s>" || t == "</s>") ? 3 : (t.size() == 6 && t.rfind("<0x", 0) == 0) ? 6 : 1;
+    const auto rank = first_rank.find(t);
+    const float score = type != 1 ? 0.0f : rank != first_rank.end() ? -float(rank->second) : -float(merges.size());
+    std::string piece = protobuf_bytes_field(1, t) + protobuf_float_field(2, score);
+    if (type != 1) piece += protobuf_varint_field(3, std::uint64_t(type));
+    model += protobuf_bytes_field(1, piece);
+  }
+  model += protobuf_bytes_field(2, protobuf_varint_field(3, 2) + protobuf_varint_field(35, 1));  // bpe, byte fallback
+  model += protobuf_bytes_field(3, protobuf_bytes_field(1, "identity") + protobuf_varint_field(3, 1) +
+                                       protobuf_varint_field(4, 0) + protobuf_varint_field(5, 1));
+  return model;
+}
+
+TEST_CASE("sentencepiece client: Llama 2's tokenizer.json and a SentencePiece model of it, extended together, give "
+          "the same ids") {
+  const auto llama2 = clp_test::needed_tokenizer("llama2");
+  if (!llama2) return;
+  if (std::system("node --version >/dev/null 2>&1") != 0 || !std::filesystem::exists(javascript_package)) {
+    clp_test::skip("no node or no @huggingface/tokenizers under tests/data/fetched");
+    return;
+  }
+  const auto document = parse_ordered_json(read_file(*llama2 / "tokenizer.json"), "tokenizer.json");
+  const std::string model_bytes = sentencepiece_model_of(nlohmann::json::parse(read_file(*llama2 / "tokenizer.json")));
+  clp_test::temp_dir dir;
+  std::filesystem::create_directories(dir / "source");
+  write_file(dir / "source" / "tokenizer.model", model_bytes);
+  const clp_transfer::io::sentencepiece_model sp =
+      clp_transfer::io::parse_sentencepiece_model(dir / "source" / "tokenizer.model", model_bytes);
+  const bpe_model source = read_bpe_model(document, "tokenizer.json");
+  REQUIRE(!sentencepiece_bpe_refusal(sp));
+  CHECK(same_merges(source, sentencepiece_bpe_model(sp.pieces, sp)));  // what extend asks of a model beside it
+
+  const bpe_model helper = read_bpe_model(nlohmann::json::parse(read_file(models_dir / "de-small" / "tokenizer.json")),
+                                          "de-small/tokenizer.json");
+  const std::vector<std::string> missing =
+      choose_tokens(bytes_of_tokens(helper, merge_rank_order(helper)), vocabulary_bytes(source), {});
+  bpe_extension extension = extend_bpe(source, missing, first_unused_id(source));
+  const std::vector<clp_transfer::io::sentencepiece_piece> appended = appended_pieces(sp, extension, "tokenizer.model");
+  extension = with_sentencepiece_merges(std::move(extension), joined_pieces(sp, appended), sp);
+  std::filesystem::create_directories(dir / "out");
+  write_file(dir / "out" / "tokenizer.json", extended_tokenizer_json(document, extension, "tokenizer.json").dump(2));
+  write_file(dir / "out" / "tokenizer.model", clp_transfer::io::append_sentencepiece_pieces(model_bytes, appended));
+
+  const std::vector<std::string> texts = {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt"), mixed_text};
+  const nlohmann::json model_before = ask_sentencepiece(dir / "source" / "tokenizer.model", {{"encode", texts}});
+  if (model_before.is_null()) return;
+  const nlohmann::json model_after = ask_sentencepiece(dir / "out" / "tokenizer.model", {{"encode", texts}});
+  const nlohmann::json json_before = ask_javascript(*llama2, {{"encode", texts}});
+  const nlohmann::json json_after = ask_javascript(dir / "out", {{"encode", texts}});
+  // The model of the tokenizer.json encodes as it does (the construction is faithful), and so do
+  // the two files written extended; the German text costs fewer tokens than before.
+  CHECK(model_before["encode"] == json_before["encode"]);
+  CHECK(model_after["encode"] == json_after["encode"]);
+  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(encode_text(extension.table, texts[i]) == ids_of(json_after["encode"][i]));
+  CHECK(json_after["encode"][1].size() < json_before["encode"][1].size());
+  MESSAGE("Llama 2 + de-small, both files: " << extension.requested_count() << " of " << missing.size()
+                                             << " added; German " << json_before["encode"][1].size() << " -> "
+                                             << json_after["encode"][1].size() << " tokens in both clients");
 }
 
 }  // namespace

@@ -53,6 +53,8 @@ struct extend_models {
 struct extend_tokenizer {
   chosen_tokens chosen;
   extend::bpe_extension extension;
+  /// The pieces a SentencePiece BPE model of the source gets (extend/sentencepiece_bpe.hpp); empty without one.
+  std::vector<io::sentencepiece_piece> appended;
   new_rows_plan rows;
 };
 
@@ -87,6 +89,15 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
   extend::bpe_extension extension =
       extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model), options);
   extension = in_helper_order(std::move(extension), chosen.helper_ids);
+  std::vector<io::sentencepiece_piece> appended;
+  if (const auto& sentencepiece = tokenizer.sentencepiece) {
+    // The pieces' scores follow the order extend_bpe made them in; then the merges become the
+    // ones SentencePiece's encoder uses, so that the tokenizer.json, the model beside it and the
+    // drift measured agree.
+    appended = extend::appended_pieces(sentencepiece->model, extension, sentencepiece->file.string());
+    extension = extend::with_sentencepiece_merges(
+        std::move(extension), extend::joined_pieces(sentencepiece->model, appended), sentencepiece->model);
+  }
   if (extension.written.empty()) {
     std::string why = std::to_string(chosen.bytes.size()) + " tokens asked for, " +
                       std::to_string(extension.already_present.size()) + " already present, " +
@@ -104,24 +115,15 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
                                      from_helper ? chosen.helper_ids : std::unordered_map<std::string, Index>(),
                                      from_helper ? &overlap : nullptr, source.embedding.rows(),
                                      screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
-  return {std::move(chosen), std::move(extension), std::move(rows)};
+  return {std::move(chosen), std::move(extension), std::move(appended), std::move(rows)};
 }
 
-/// The encoder of the extended tokenizer as written: the extension's own table for a
-/// tokenizer.json; for a SentencePiece model, the one its pieces and their scores make, in which
-/// every split of a new piece joins, not only the merge the extension chose.
-inline extend::bpe_table extended_encoder(const source_tokenizer& tokenizer, const extend::bpe_extension& extension) {
-  if (!tokenizer.sentencepiece) return extension.table;
-  const io::sentencepiece_model& model = *tokenizer.sentencepiece;
-  return extend::bpe_table(extend::sentencepiece_bpe_model(
-      extend::joined_pieces(model, extend::appended_pieces(model, extension, tokenizer.file.string())), model));
-}
-
-/// The drift on the probe, and the tokens per word on --probe-new, in the encoder as written.
+/// The drift on the probe, and the tokens per word on --probe-new, in the extended encoder (with
+/// a SentencePiece model, the merges its encoder uses: with_sentencepiece_merges).
 inline void measure_probes(const request_texts& texts, const source_tokenizer& tokenizer,
                            const extend_tokenizer& extended, extend_outcome& outcome) {
   const extend::bpe_table before(tokenizer.model);
-  const extend::bpe_table after = extended_encoder(tokenizer, extended.extension);
+  const extend::bpe_table& after = extended.extension.table;
   outcome.drift = extend::drift(before, after, texts.probe);
   if (!texts.probe_new) return;
   fertility_figures f;
@@ -170,12 +172,16 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   // read -> extend the tokenizer -> make the rows -> write -> check -> report -> commit -> summary
   progress.begin("read");
   io::interruption_test_point("read");
-  const source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
+  source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
   // The budget's guard reasons with one merge a new token; SentencePiece joins a new piece from
-  // any of its splits, so the guard could not promise the budget there.
-  if (tokenizer.sentencepiece && request.drift_budget)
-    extend::unsupported(tokenizer.file.string(),
-                        "--drift-budget is not supported for a SentencePiece source yet (its drift is reported)");
+  // any of its splits, so the guard could not promise the budget there. Beside a tokenizer.json
+  // the model is left out instead, as before models were extended.
+  if (tokenizer.sentencepiece && request.drift_budget) {
+    if (tokenizer.document.is_null())
+      extend::unsupported(tokenizer.file.string(),
+                          "--drift-budget is not supported for a SentencePiece source yet (its drift is reported)");
+    tokenizer.sentencepiece.reset();
+  }
   extend_models models;
   if (request.has_helper())
     models.pair.emplace(read_models(request.pair));
@@ -193,7 +199,8 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   output_vocabulary vocabulary{
       extended_config(source.checkpoint.config(), plan.output_rows), source.checkpoint.json.generation_config, {}, {}};
   std::vector<std::filesystem::path> files_left_out;
-  extended_tokenizer_files(request.pair.source, tokenizer, extended.extension, vocabulary, files_left_out);
+  extended_tokenizer_files(request.pair.source, tokenizer, extended.extension, extended.appended, vocabulary,
+                           files_left_out);
   seconds.tokenizer = progress.end();
 
   progress.begin("synthesize");

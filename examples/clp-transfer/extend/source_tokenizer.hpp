@@ -30,13 +30,21 @@
 
 namespace clp_transfer {
 
+/// A SentencePiece BPE model of the source, as read, and its bytes.
+struct sentencepiece_source {
+  std::filesystem::path file;
+  io::sentencepiece_model model;
+  std::string bytes;
+};
+
 /// The source's tokenizer, read for extension: a tokenizer.json, or a SentencePiece BPE model.
 struct source_tokenizer {
   std::filesystem::path file;       ///< the folder's tokenizer.json, or its SentencePiece model
-  nlohmann::ordered_json document;  ///< a tokenizer.json as parsed, key order kept
-  /// A SentencePiece model (the folder has no tokenizer.json): as read, and its bytes.
-  std::optional<io::sentencepiece_model> sentencepiece;
-  std::string sentencepiece_bytes;
+  nlohmann::ordered_json document;  ///< a tokenizer.json as parsed, key order kept; null for a model
+  /// The SentencePiece BPE model written extended: the source's tokenizer (no tokenizer.json),
+  /// or the model beside its tokenizer.json that the tokenizer.json was converted from (the
+  /// same pieces at the same ids, the same merges; companion_model).
+  std::optional<sentencepiece_source> sentencepiece;
   extend::bpe_model model;
   /// The content of each entry of added_tokens: tokens outside model.vocab that a new token
   /// must not repeat.
@@ -60,6 +68,33 @@ inline std::string format_words(io::vocabulary_format format) {
   return "a tokenizer.json";
 }
 
+/// The SentencePiece model in `folder` that `model` (its tokenizer.json's BPE) was converted
+/// from, if there is one extend can write extended beside it: a BPE model it reproduces whose
+/// pieces are the tokenizer.json's tokens at the same ids, with no id past them, and whose
+/// merges are the tokenizer.json's in the same order. Any other .model is left out of the
+/// output, as before (extended_tokenizer_files).
+inline std::optional<sentencepiece_source> companion_model(const std::filesystem::path& folder,
+                                                           const extend::bpe_model& model) {
+  for (const std::filesystem::path& file : io::tokenizer_files(folder)) {
+    if (file.extension() != ".model" || io::is_tiktoken_file(file)) continue;
+    sentencepiece_source source{file, {}, io::read_text_file(file)};
+    try {
+      source.model = io::parse_sentencepiece_model(file, source.bytes);
+    } catch (const io::malformed_file&) {
+      continue;  // the file layer's reading of the folder names it; here it is only left out
+    }
+    const std::vector<io::sentencepiece_piece>& pieces = source.model.pieces;
+    if (extend::sentencepiece_bpe_refusal(source.model) ||
+        extend::first_unused_id(model) != static_cast<extend::token_id>(pieces.size()))
+      continue;
+    bool same_ids = true;
+    for (std::size_t id = 0; id < pieces.size() && same_ids; ++id) same_ids = model.tokens[id] == pieces[id].piece;
+    if (same_ids && extend::same_merges(model, extend::sentencepiece_bpe_model(pieces, source.model)))
+      return source;
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 /// Reads the tokenizer of the model folder `folder` for extension. Throws naming the file: the
@@ -74,10 +109,12 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
   source_tokenizer tokenizer;
   tokenizer.file = found->file;
   if (found->format == io::vocabulary_format::sentencepiece) {
-    tokenizer.sentencepiece_bytes = io::read_text_file(found->file);
-    tokenizer.sentencepiece = io::parse_sentencepiece_model(found->file, tokenizer.sentencepiece_bytes);
-    extend::check_sentencepiece_bpe(*tokenizer.sentencepiece, found->file.string());
-    tokenizer.model = extend::sentencepiece_bpe_model(tokenizer.sentencepiece->pieces, *tokenizer.sentencepiece);
+    sentencepiece_source& model = tokenizer.sentencepiece.emplace();
+    model.file = found->file;
+    model.bytes = io::read_text_file(found->file);
+    model.model = io::parse_sentencepiece_model(found->file, model.bytes);
+    extend::check_sentencepiece_bpe(model.model, found->file.string());
+    tokenizer.model = extend::sentencepiece_bpe_model(model.model.pieces, model.model);
     return tokenizer;
   }
   if (found->format != io::vocabulary_format::tokenizer_json)
@@ -92,29 +129,32 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
     for (const nlohmann::ordered_json& entry : *added)
       if (const auto content = entry.find("content"); content != entry.end() && content->is_string())
         tokenizer.added_contents.push_back(content->get<std::string>());
+  tokenizer.sentencepiece = detail::companion_model(folder, tokenizer.model);
   return tokenizer;
 }
 
 /// The output's tokenizer files: tokenizer.json, and vocab.json and merges.txt where `folder` has
-/// them, extended by `extension` (written), and the folder's other tokenizer files (copied). A
-/// SentencePiece model beside the tokenizer.json is left out: it would still hold the old
-/// vocabulary.
+/// them, extended by `extension` (written); the SentencePiece model extended by `appended` where
+/// tokenizer.sentencepiece is one (the source's only tokenizer, or the model its tokenizer.json
+/// was converted from); the folder's other tokenizer files (copied). Any other SentencePiece
+/// model beside the tokenizer.json is left out: it would still hold the old vocabulary.
 /// @param[in]  folder      the source model folder
 /// @param[in]  tokenizer   its tokenizer, as read_source_tokenizer read it
 /// @param[in]  extension   the extension of tokenizer.model
+/// @param[in]  appended    the pieces the SentencePiece model gets (appended_pieces); empty without one
 /// @param[out] vocabulary  the files are added to its written_files and copied_files
 /// @param[out] left_out    the SentencePiece models left out are added here
 inline void extended_tokenizer_files(const std::filesystem::path& folder, const source_tokenizer& tokenizer,
-                                     const extend::bpe_extension& extension, output_vocabulary& vocabulary,
-                                     std::vector<std::filesystem::path>& left_out) {
-  if (tokenizer.sentencepiece) {
+                                     const extend::bpe_extension& extension,
+                                     const std::vector<io::sentencepiece_piece>& appended,
+                                     output_vocabulary& vocabulary, std::vector<std::filesystem::path>& left_out) {
+  const auto& companion = tokenizer.sentencepiece;
+  if (companion)
     vocabulary.written_files.push_back(
-        {tokenizer.file.filename().string(),
-         io::append_sentencepiece_pieces(tokenizer.sentencepiece_bytes,
-                                         extend::appended_pieces(*tokenizer.sentencepiece, extension,
-                                                                 tokenizer.file.string()))});
+        {companion->file.filename().string(), io::append_sentencepiece_pieces(companion->bytes, appended)});
+  if (tokenizer.document.is_null()) {  // the model is the source's tokenizer
     for (const std::filesystem::path& file : io::tokenizer_files(folder))
-      if (file.filename() != tokenizer.file.filename()) vocabulary.copied_files.push_back(file);
+      if (file.filename() != companion->file.filename()) vocabulary.copied_files.push_back(file);
     return;
   }
   vocabulary.written_files.push_back(
@@ -122,7 +162,7 @@ inline void extended_tokenizer_files(const std::filesystem::path& folder, const 
        extend::extended_tokenizer_json(tokenizer.document, extension, tokenizer.file.string()).dump(2) + "\n"});
   for (const std::filesystem::path& file : io::tokenizer_files(folder)) {
     const std::string name = file.filename().string();
-    if (name == "tokenizer.json") continue;
+    if (name == "tokenizer.json" || (companion && file.filename() == companion->file.filename())) continue;
     if (name == "vocab.json") {
       const nlohmann::ordered_json vocab = extend::parse_ordered_json(io::read_text_file(file), file.string());
       vocabulary.written_files.push_back(

@@ -21,6 +21,8 @@
 #include "../../support/skip.hpp"
 #include "extend/characters.hpp"
 #include "extend/read_bpe_model.hpp"
+#include "extend/drift.hpp"
+#include "extend/sentencepiece_bpe.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
 #include "harness.hpp"
 #include "model_fixtures.hpp"
@@ -384,6 +386,61 @@ TEST_CASE("extend: a SentencePiece BPE source gets its tokenizer.model extended,
         tensor_bytes(en_large / "model.safetensors", embedding));
   CHECK(read_matrix(out / "model.safetensors", embedding).rows == std::int64_t(written.pieces.size()));
   CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, true) == 0);
+}
+
+/// A Llama-2-style tokenizer.json converted from the SentencePiece BPE model `file`, as Hugging
+/// Face converts one: its pieces at their ids, <unk>, <s> and </s> as added special tokens, the
+/// merges SentencePiece's order gives (the extend module's reading of the model; the model and
+/// this file must agree for extend to write both).
+nlohmann::ordered_json tokenizer_json_of(const fs::path& file) {
+  const clp_transfer::io::sentencepiece_model model = clp_transfer::io::read_sentencepiece_model(file);
+  const clp_transfer::extend::bpe_model bpe = clp_transfer::extend::sentencepiece_bpe_model(model.pieces, model);
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object(), merges = nlohmann::ordered_json::array();
+  for (std::size_t id = 0; id < model.pieces.size(); ++id) vocab[model.pieces[id].piece] = id;
+  for (const auto& [left, right] : bpe.merges)
+    merges.push_back(bpe.tokens[std::size_t(left)] + " " + bpe.tokens[std::size_t(right)]);
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
+  for (int id = 0; id < 3; ++id)
+    added.push_back({{"id", id}, {"content", model.pieces[std::size_t(id)].piece}, {"single_word", false},
+                     {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+  nlohmann::ordered_json json;
+  json["version"] = "1.0";
+  json["truncation"] = nullptr;
+  json["padding"] = nullptr;
+  json["added_tokens"] = added;
+  json["normalizer"] = {{"type", "Sequence"},
+                        {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}};
+  json["pre_tokenizer"] = nullptr;
+  json["model"] = {{"type", "BPE"},  {"dropout", nullptr}, {"unk_token", "<unk>"}, {"fuse_unk", true},
+                   {"byte_fallback", true}, {"vocab", vocab}, {"merges", merges}};
+  return json;
+}
+
+TEST_CASE("extend: a tokenizer.json with the SentencePiece model it was converted from gets both extended, in "
+          "agreement") {
+  const temp_dir dir;
+  const fs::path source = dir / "two-files", out = dir / "extended";
+  fs::create_directories(source);
+  for (const char* name : {"config.json", "model.safetensors"}) fs::copy_file(en_large / name, source / name);
+  fs::copy_file(data_dir / "sentencepiece" / "en_bpe.model", source / "tokenizer.model");
+  write_json(source / "tokenizer.json", tokenizer_json_of(source / "tokenizer.model"));
+  const nlohmann::json report = extend(source, out, {"--helper", de_small.string()});
+  CHECK(report["files_left_out"].empty());
+  const clp_transfer::io::sentencepiece_model model =
+      clp_transfer::io::read_sentencepiece_model(out / "tokenizer.model");
+  const clp_transfer::extend::bpe_table from_model(clp_transfer::extend::sentencepiece_bpe_model(model.pieces, model));
+  const clp_transfer::extend::bpe_table from_json(clp_transfer::extend::read_bpe_model(
+      nlohmann::json::parse(read_file(out / "tokenizer.json")), (out / "tokenizer.json").string()));
+  REQUIRE(model.pieces.size() == std::size_t(5000) + report["tokens"].size());
+  for (const std::string& text : {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt")})
+    CHECK(clp_transfer::extend::encode_text(from_model, text) == clp_transfer::extend::encode_text(from_json, text));
+  CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+        tensor_bytes(en_large / "model.safetensors", embedding));
+  // Under --drift-budget the model is left out, as it was before models were extended.
+  const nlohmann::json budgeted = extend(source, dir / "budgeted", {"--helper", de_small.string(), "--drift-budget", "0.05"});
+  CHECK(budgeted["files_left_out"].size() == 1);
+  CHECK(!fs::exists(dir / "budgeted" / "tokenizer.model"));
 }
 
 TEST_CASE("extend: without a helper each new row is the mean of the source rows of its pieces") {

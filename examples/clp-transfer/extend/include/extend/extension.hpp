@@ -52,6 +52,9 @@ struct left_out_token {
 struct bpe_extension {
   bpe_table table;                           ///< the extended model: the source's tokens and merges, then the new ones
   std::size_t source_merges = 0;             ///< merges of the source; the rest are new
+  /// The table's merges are the whole list to write, the source's among them in their order, not
+  /// the source's followed by the new ones (SentencePiece's order: with_sentencepiece_merges).
+  bool merges_rewritten = false;
   std::vector<written_token> written;        ///< new tokens, in id order
   std::vector<std::string> already_present;  ///< asked for, but the source spells them already
   std::vector<left_out_token> left_out;
@@ -389,7 +392,7 @@ inline bpe_extension extender::finish(std::size_t source_merges) && {
       throw std::logic_error("extend: the written token " + quoted_token(table_.token(token.id)) +
                              " is not reachable; every token is checked when it is written, so this is a bug");
   }
-  return bpe_extension{std::move(table_), source_merges, std::move(written_), std::move(present_),
+  return bpe_extension{std::move(table_), source_merges, false, std::move(written_), std::move(present_),
                        std::move(left_out_)};
 }
 

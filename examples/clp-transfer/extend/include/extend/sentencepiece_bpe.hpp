@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -35,24 +36,30 @@
 
 namespace clp_transfer::extend {
 
-/// Refuses a SentencePiece model whose encoding extend does not reproduce (see the file's
-/// comment), naming `origin`.
-inline void check_sentencepiece_bpe(const io::sentencepiece_model& model, const std::string& origin) {
-  const auto refuse = [&](const std::string& why) { unsupported(origin, "SentencePiece model " + why); };
+/// Why extend cannot reproduce the SentencePiece model `model` (see the file's comment), or
+/// nothing when it can.
+inline std::optional<std::string> sentencepiece_bpe_refusal(const io::sentencepiece_model& model) {
   if (model.model_type != "bpe")
-    refuse("of type " + model.model_type + " cannot be extended yet: extend appends pieces to SentencePiece BPE models only");
+    return "of type " + model.model_type + " cannot be extended yet: extend appends pieces to SentencePiece BPE models only";
   if (model.precompiled_charsmap || model.normalization_rules ||
       !(model.normalizer_name.empty() || model.normalizer_name == "identity"))
-    refuse("normalises text (" + (model.normalizer_name.empty() ? std::string("custom rules") : model.normalizer_name) +
-           "): extend reproduces only the identity normaliser");
-  if (!model.escape_whitespaces) refuse("does not escape spaces as '\xE2\x96\x81', which extend requires");
-  if (model.treat_whitespace_as_suffix) refuse("puts '\xE2\x96\x81' at the end of pieces, which extend does not support");
+    return "normalises text (" + (model.normalizer_name.empty() ? std::string("custom rules") : model.normalizer_name) +
+           "): extend reproduces only the identity normaliser";
+  if (!model.escape_whitespaces) return std::string("does not escape spaces as '\xE2\x96\x81', which extend requires");
+  if (model.treat_whitespace_as_suffix)
+    return std::string("puts '\xE2\x96\x81' at the end of pieces, which extend does not support");
   for (std::size_t id = 0; id < model.pieces.size(); ++id) {
     const io::piece_type type = model.pieces[id].type;
     if (type == io::piece_type::user_defined || type == io::piece_type::unused)
-      refuse(std::string("has ") + io::piece_type_name(type) + " piece " + quoted_token(model.pieces[id].piece) +
-             " (id " + std::to_string(id) + "), which extend does not support yet");
+      return std::string("has ") + io::piece_type_name(type) + " piece " + quoted_token(model.pieces[id].piece) +
+             " (id " + std::to_string(id) + "), which extend does not support yet";
   }
+  return std::nullopt;
+}
+
+/// Refuses a SentencePiece model whose encoding extend does not reproduce, naming `origin`.
+inline void check_sentencepiece_bpe(const io::sentencepiece_model& model, const std::string& origin) {
+  if (const auto why = sentencepiece_bpe_refusal(model)) unsupported(origin, "SentencePiece model " + *why);
 }
 
 /// The bpe_model SentencePiece's BPE encoder behaves as, for `pieces` (id = position) under
@@ -96,7 +103,9 @@ inline bpe_model sentencepiece_bpe_model(const std::vector<io::sentencepiece_pie
 
 /// The pieces `extension` appends to `source`'s, in id order (its new ids follow the source's
 /// pieces): normal pieces whose scores are below every source piece's and descend in the order
-/// of the merges that make them; a new character, which no merge makes, scores below them all.
+/// the extension's merges first make them; a new character, which no merge makes, scores below
+/// them all. Called on the extension as extend_bpe made it (one new merge a new piece), before
+/// with_sentencepiece_merges.
 /// @throws clp::invalid_argument naming `origin` when the scores cannot be told apart in float32
 inline std::vector<io::sentencepiece_piece> appended_pieces(const io::sentencepiece_model& source,
                                                             const bpe_extension& extension,
@@ -105,19 +114,18 @@ inline std::vector<io::sentencepiece_piece> appended_pieces(const io::sentencepi
   for (const io::sentencepiece_piece& piece : source.pieces) lowest = std::min(lowest, double(piece.score));
   const bpe_table& table = extension.table;
   const std::vector<std::pair<token_id, token_id>>& merges = table.model().merges;
-  std::unordered_map<token_id, std::size_t> made_by;  // new piece -> the new merge that first makes it
-  for (std::size_t rank = extension.source_merges; rank < merges.size(); ++rank) {
-    const auto made = table.merge(merges[rank].first, merges[rank].second);
-    if (made) made_by.emplace(made->second, rank - extension.source_merges);
-  }
-  const std::size_t new_merges = merges.size() - extension.source_merges;
+  std::unordered_map<token_id, std::size_t> place;  // new piece -> its place among the pieces merges make
+  for (std::size_t rank = extension.source_merges; rank < merges.size(); ++rank)
+    if (const auto made = table.merge(merges[rank].first, merges[rank].second))
+      place.emplace(made->second, place.size());
+  const std::size_t made_count = place.size();
   std::vector<io::sentencepiece_piece> out;
   out.reserve(extension.written.size());
   for (const written_token& token : extension.written) {
-    const auto rank = made_by.find(token.id);
-    const double place = rank != made_by.end() ? double(rank->second) : double(new_merges);
-    const auto score = static_cast<float>(lowest - 1 - place);
-    if (double(score) != lowest - 1 - place)
+    const auto found = place.find(token.id);
+    const double offset = double(found != place.end() ? found->second : made_count);
+    const auto score = static_cast<float>(lowest - 1 - offset);
+    if (double(score) != lowest - 1 - offset)
       unsupported(origin, "SentencePiece model scores reach " + std::to_string(lowest) +
                               ": the new pieces' scores below them cannot be told apart in float32");
     out.push_back({table.token(token.id), score, io::piece_type::normal});
@@ -131,6 +139,38 @@ inline std::vector<io::sentencepiece_piece> joined_pieces(const io::sentencepiec
   std::vector<io::sentencepiece_piece> pieces = source.pieces;
   pieces.insert(pieces.end(), appended.begin(), appended.end());
   return pieces;
+}
+
+/// `extension` with the merges SentencePiece's encoder uses for the extended model (`extended`:
+/// the source's pieces, then appended_pieces'): sentencepiece_bpe_model's list for them, in
+/// which each new piece joins from every split of it into two normal pieces at its score, and an
+/// old piece joins from a split that holds a new piece at its own score. Where the source's
+/// merges are that list for the source's pieces (a tokenizer.json converted from the model, or
+/// the model itself), the table then encodes as the extended model does, and a tokenizer.json
+/// written from it encodes as the extended model beside it. The writers write the whole list
+/// (merges_rewritten): the source's merges in it keep their order.
+inline bpe_extension with_sentencepiece_merges(bpe_extension extension,
+                                               const std::vector<io::sentencepiece_piece>& extended,
+                                               const io::sentencepiece_model& spec) {
+  bpe_model model = extension.table.model();
+  model.merges = sentencepiece_bpe_model(extended, spec).merges;
+  extension.table = bpe_table(std::move(model));
+  extension.merges_rewritten = true;
+  return extension;
+}
+
+/// Whether `model` (read from a tokenizer.json) has the merges sentencepiece_bpe_model gives
+/// `derived`'s pieces, in the same order: the tokenizer.json was converted from that model.
+inline bool same_merges(const bpe_model& model, const bpe_model& derived) {
+  if (model.merges.size() != derived.merges.size()) return false;
+  for (std::size_t r = 0; r < model.merges.size(); ++r) {
+    const auto [a, b] = model.merges[r];
+    const auto [c, d] = derived.merges[r];
+    if (model.tokens[std::size_t(a)] != derived.tokens[std::size_t(c)] ||
+        model.tokens[std::size_t(b)] != derived.tokens[std::size_t(d)])
+      return false;
+  }
+  return true;
 }
 
 }  // namespace clp_transfer::extend

@@ -59,7 +59,8 @@ inline void append_tokens(nlohmann::ordered_json& vocab, const bpe_extension& ex
 
 }  // namespace detail
 
-/// The extended tokenizer.json.
+/// The extended tokenizer.json: the new tokens appended to model.vocab, the new merges to
+/// model.merges (or, where the extension's merges were rewritten, model.merges replaced by them).
 /// @param[in] document   the source's tokenizer.json as parsed, the one `extension` was built from
 /// @param[in] extension  the extension
 /// @param[in] origin     the source file's name, for messages
@@ -79,7 +80,9 @@ inline nlohmann::ordered_json extended_tokenizer_json(nlohmann::ordered_json doc
                                     std::to_string(extension.source_merges));
   detail::append_tokens(*vocab, extension, origin, "model.vocab");
   const bool pairs = extension.table.model().merges_as_pairs;
-  for (std::size_t rank = extension.source_merges; rank < extension.table.model().merges.size(); ++rank) {
+  if (extension.merges_rewritten) merges->clear();
+  for (std::size_t rank = extension.merges_rewritten ? 0 : extension.source_merges;
+       rank < extension.table.model().merges.size(); ++rank) {
     const auto [left, right] = extension.table.model().merges[rank];
     if (pairs)
       merges->push_back(nlohmann::ordered_json::array({extension.table.token(left), extension.table.token(right)}));
@@ -99,7 +102,8 @@ inline nlohmann::ordered_json extended_vocab_json(nlohmann::ordered_json vocab, 
   return vocab;
 }
 
-/// The extended merges.txt: the source's lines, then one "a b" line per new merge.
+/// The extended merges.txt: the source's lines, then one "a b" line per new merge (or, where the
+/// extension's merges were rewritten, its header line and then every merge).
 /// @param[in] text       the source folder's merges.txt: an optional "#version" line, then one
 ///                       merge a line
 /// @param[in] extension  the extension
@@ -120,7 +124,12 @@ inline std::string extended_merges_txt(std::string text, const bpe_extension& ex
                                     "built from has " +
                                     std::to_string(extension.source_merges));
   if (!text.empty() && text.back() != '\n') text += '\n';
-  for (std::size_t rank = extension.source_merges; rank < extension.table.model().merges.size(); ++rank)
+  if (extension.merges_rewritten) {  // the header line stays; the merges are the whole new list
+    const std::size_t header = text.rfind("#version", 0) == 0 ? text.find('\n') + 1 : 0;
+    text.resize(header);
+  }
+  for (std::size_t rank = extension.merges_rewritten ? 0 : extension.source_merges;
+       rank < extension.table.model().merges.size(); ++rank)
     text += detail::merge_line(extension.table, rank, origin) + "\n";
   return text;
 }
