@@ -22,6 +22,7 @@
 #include "extend/sentencepiece_bpe.hpp"
 #include "extend/token_choice.hpp"
 #include "extend/tokenizer_writing.hpp"
+#include "extend/unigram_model.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
@@ -100,7 +101,7 @@ TEST_CASE("sentencepiece client: the bpe_model read from a SentencePiece BPE mod
   const std::string bytes = read_file(english_bpe);
   const clp_transfer::io::sentencepiece_model model =
       clp_transfer::io::parse_sentencepiece_model(english_bpe, bytes);
-  check_sentencepiece_bpe(model, english_bpe.string());
+  REQUIRE(!sentencepiece_bpe_refusal(model));
   const bpe_table table(sentencepiece_bpe_model(model.pieces, model));
   std::vector<std::string> texts = {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt"), mixed_text};
   std::vector<std::string> words;
@@ -199,6 +200,100 @@ TEST_CASE("sentencepiece client: the model extended by the shipped German tokens
                                       << " words");
   CHECK(extension.requested_count() >= 0.95 * static_cast<double>(missing.size()));
   CHECK(double(reached) >= 0.95 * double(extension.written.size()));
+  CHECK(german_per_word <= 1.25 * helper_per_word);
+}
+
+// --- a SentencePiece Unigram model ------------------------------------------------------------
+
+const std::filesystem::path english_unigram = clp_test::data_dir / "sentencepiece" / "en_unigram.model";
+
+TEST_CASE("sentencepiece client: the Unigram encoder gives SentencePiece's ids, before and after an extension") {
+  const std::string bytes = read_file(english_unigram);
+  const clp_transfer::io::sentencepiece_model source = clp_transfer::io::parse_sentencepiece_model(english_unigram, bytes);
+  REQUIRE(source.model_type == "unigram");
+  REQUIRE(!sentencepiece_refusal(source));
+  const unigram_model model = sentencepiece_unigram_model(source);
+  const unigram_table before(model);
+  const std::string english = read_file(probes_dir / "en.txt"), german = read_file(probes_dir / "de.txt");
+  const std::vector<std::string> texts = {english, german, mixed_text};
+  std::vector<std::string> words;
+  for (const std::string& text : texts)
+    for (const std::string_view word : probe_words(text)) words.emplace_back(word);
+  nlohmann::json request = {{"encode", texts}};
+  for (const std::string& word : words) request["encode"].push_back(word);
+  const nlohmann::json answer = ask_sentencepiece(english_unigram, request);
+  if (answer.is_null()) return;
+  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(encode_text(before, texts[i]) == ids_of(answer["encode"][i]));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    CAPTURE(words[i]);
+    CHECK(encode_word(before, words[i]) == ids_of(answer["encode"][texts.size() + i]));
+  }
+
+  // Extended by the shipped German tokens: every piece is what SentencePiece makes of its own
+  // text, and SentencePiece's drift on the English probe is the encoder's.
+  bpe_model pieces_only;
+  pieces_only.tokens = model.tokens;
+  pieces_only.rules = model.rules;
+  const bpe_model helper = read_bpe_model(nlohmann::json::parse(read_file(models_dir / "de-small" / "tokenizer.json")),
+                                          "de-small/tokenizer.json");
+  const std::vector<std::string> missing =
+      choose_tokens(bytes_of_tokens(helper, merge_rank_order(helper)), vocabulary_bytes(pieces_only), {});
+  const unigram_extension grown = extend_unigram(model, missing);
+  const std::vector<clp_transfer::io::sentencepiece_piece> appended =
+      appended_unigram_pieces(grown.extension, grown.scores);
+  const unigram_table after = extended_unigram_table(model, appended);
+  clp_test::temp_dir dir;
+  const std::string extended_bytes = clp_transfer::io::append_sentencepiece_pieces(bytes, appended);
+  write_file(dir / "tokenizer.model", extended_bytes);
+  write_file(dir / "inside.model", without_dummy_prefix(extended_bytes));
+  nlohmann::json extended_request = {{"encode", nlohmann::json::array()}};
+  for (const std::string& word : words) extended_request["encode"].push_back(word);
+  nlohmann::json inside = {{"encode", nlohmann::json::array()}};
+  std::vector<token_id> as_word, as_inside;
+  for (const written_token& token : grown.extension.written) {
+    const std::string& piece = grown.extension.table.token(token.id);
+    if (piece.rfind(space_mark, 0) == 0 && piece.size() > space_mark.size()) {
+      extended_request["encode"].push_back(token.bytes.substr(1));
+      as_word.push_back(token.id);
+    } else {
+      inside["encode"].push_back(token.bytes);
+      as_inside.push_back(token.id);
+    }
+  }
+  const nlohmann::json extended_answer = ask_sentencepiece(dir / "tokenizer.model", extended_request);
+  const nlohmann::json inside_answer = ask_sentencepiece(dir / "inside.model", inside);
+  std::size_t reached = 0, changed = 0, english_words = 0;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    CAPTURE(words[i]);
+    const std::vector<token_id> ours = encode_word(after, words[i]), theirs = ids_of(extended_answer["encode"][i]);
+    if (ours != theirs) {
+      std::string shown;
+      for (const token_id id : ours) shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
+      shown += " | SentencePiece:";
+      for (const token_id id : theirs) shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
+      MESSAGE(words[i] << ":" << shown);
+    }
+    CHECK(ours == theirs);
+  }
+  english_words = probe_words(english).size();  // the first words of `words`
+  for (std::size_t i = 0; i < english_words; ++i)
+    changed += ids_of(answer["encode"][texts.size() + i]) != ids_of(extended_answer["encode"][i]);
+  for (std::size_t i = 0; i < as_word.size(); ++i)
+    reached += ids_of(extended_answer["encode"][words.size() + i]) == std::vector<token_id>{as_word[i]};
+  for (std::size_t i = 0; i < as_inside.size(); ++i)
+    reached += ids_of(inside_answer["encode"][i]) == std::vector<token_id>{as_inside[i]};
+  const drift_measure measured = drift(before, after, english);
+  CHECK(measured.changed == changed);
+  const double helper_per_word = fertility(bpe_table(helper), german).tokens_per_word();
+  const double german_per_word = fertility(after, german).tokens_per_word();
+  MESSAGE("en_unigram.model + de-small: " << missing.size() << " missing, " << grown.extension.requested_count()
+                                          << " added, " << grown.extension.left_out.size() << " left out; " << reached
+                                          << " of " << grown.extension.written.size()
+                                          << " reached in SentencePiece; English drift " << changed << " of "
+                                          << english_words << " words (SentencePiece's); German " << german_per_word
+                                          << " tokens a word (helper " << helper_per_word << ")");
+  CHECK(reached == grown.extension.written.size());
+  CHECK(grown.extension.requested_count() >= 0.9 * double(missing.size()));
   CHECK(german_per_word <= 1.25 * helper_per_word);
 }
 

@@ -108,7 +108,8 @@ std::vector<Index> unscreened_pieces(const Pieces& pieces, const std::vector<Ind
 ///                         without a helper
 /// @param[in] source_rows  rows of the source's embedding
 /// @param[in] screened_out source rows no mean may read, ascending (the under-trained ones)
-inline new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const extend::bpe_table& source,
+template <class SourceTable>
+new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const SourceTable& source,
                                    const std::unordered_map<std::string, Index>& helper_ids,
                                    const vocabulary_overlap* overlap, Index source_rows,
                                    const std::vector<Index>& screened_out) {

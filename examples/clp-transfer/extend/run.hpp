@@ -19,6 +19,7 @@
 #include "extend/extend_report.hpp"
 #include "extend/extended_config.hpp"
 #include "extend/extension.hpp"
+#include "extend/unigram_model.hpp"
 #include "extend/id_order.hpp"
 #include "extend/new_rows.hpp"
 #include "extend/read_source_model.hpp"
@@ -53,8 +54,11 @@ struct extend_models {
 struct extend_tokenizer {
   chosen_tokens chosen;
   extend::bpe_extension extension;
-  /// The pieces a SentencePiece BPE model of the source gets (extend/sentencepiece_bpe.hpp); empty without one.
+  /// The pieces a SentencePiece model of the source gets (extend/sentencepiece_bpe.hpp,
+  /// extend/unigram_model.hpp); empty without one.
   std::vector<io::sentencepiece_piece> appended;
+  /// A Unigram source's extended encoder (extension.table holds its pieces, not its encoding).
+  std::optional<extend::unigram_table> unigram;
   new_rows_plan rows;
 };
 
@@ -86,11 +90,24 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
     options.max_changed_words =
         static_cast<std::size_t>(std::floor(*request.drift_budget * double(options.drift_probe.size())));
   }
-  extend::bpe_extension extension =
-      extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model), options);
-  extension = in_helper_order(std::move(extension), chosen.helper_ids);
   std::vector<io::sentencepiece_piece> appended;
-  if (const auto& sentencepiece = tokenizer.sentencepiece) {
+  std::optional<extend::unigram_table> unigram;
+  std::unordered_map<std::string, float> unigram_scores;
+  extend::bpe_extension extension = in_helper_order(
+      [&] {
+        if (!tokenizer.unigram)
+          return extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model), options);
+        // Unigram: the pieces appended with scores that make each its own text's best path.
+        extend::unigram_extension grown = extend::extend_unigram(*tokenizer.unigram, chosen.bytes);
+        unigram_scores = std::move(grown.scores);
+        return std::move(grown.extension);
+      }(),
+      chosen.helper_ids);
+  if (tokenizer.unigram) {
+    appended = extend::appended_unigram_pieces(extension, unigram_scores);
+    unigram = extend::extended_unigram_table(*tokenizer.unigram, appended);
+  }
+  if (const auto& sentencepiece = tokenizer.sentencepiece; sentencepiece && !tokenizer.unigram) {
     // The pieces' scores follow the order extend_bpe made them in; then the merges become the
     // ones SentencePiece's encoder uses, so that the tokenizer.json, the model beside it and the
     // drift measured agree.
@@ -111,19 +128,23 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
   const bool from_helper = models.pair && !request.mean_of_pieces;
   const vocabulary_overlap overlap =
       from_helper ? screened_overlap(models.pair->matching.overlap, screen) : vocabulary_overlap();
-  new_rows_plan rows = plan_new_rows(extension, extend::bpe_table(tokenizer.model),
-                                     from_helper ? chosen.helper_ids : std::unordered_map<std::string, Index>(),
-                                     from_helper ? &overlap : nullptr, source.embedding.rows(),
-                                     screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
-  return {std::move(chosen), std::move(extension), std::move(appended), std::move(rows)};
+  const auto plan = [&](const auto& source_table) {
+    return plan_new_rows(extension, source_table,
+                         from_helper ? chosen.helper_ids : std::unordered_map<std::string, Index>(),
+                         from_helper ? &overlap : nullptr, source.embedding.rows(),
+                         screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
+  };
+  new_rows_plan rows = tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram))
+                                         : plan(extend::bpe_table(tokenizer.model));
+  return {std::move(chosen), std::move(extension), std::move(appended), std::move(unigram), std::move(rows)};
 }
 
 /// The drift on the probe, and the tokens per word on --probe-new, in the extended encoder (with
-/// a SentencePiece model, the merges its encoder uses: with_sentencepiece_merges).
-inline void measure_probes(const request_texts& texts, const source_tokenizer& tokenizer,
-                           const extend_tokenizer& extended, extend_outcome& outcome) {
-  const extend::bpe_table before(tokenizer.model);
-  const extend::bpe_table& after = extended.extension.table;
+/// a SentencePiece BPE model, the merges its encoder uses: with_sentencepiece_merges; with a
+/// Unigram model, its Viterbi encoder).
+template <class Before, class After>
+void measure_probes_with(const request_texts& texts, const Before& before, const After& after,
+                         const extend_tokenizer& extended, extend_outcome& outcome) {
   outcome.drift = extend::drift(before, after, texts.probe);
   if (!texts.probe_new) return;
   fertility_figures f;
@@ -133,6 +154,14 @@ inline void measure_probes(const request_texts& texts, const source_tokenizer& t
   if (const auto& helper = extended.chosen.helper.model)
     f.helper = extend::fertility(extend::bpe_table(*helper), *texts.probe_new).tokens_per_word();
   outcome.fertility = f;
+}
+
+inline void measure_probes(const request_texts& texts, const source_tokenizer& tokenizer,
+                           const extend_tokenizer& extended, extend_outcome& outcome) {
+  if (tokenizer.unigram)
+    measure_probes_with(texts, extend::unigram_table(*tokenizer.unigram), *extended.unigram, extended, outcome);
+  else
+    measure_probes_with(texts, extend::bpe_table(tokenizer.model), extended.extension.table, extended, outcome);
 }
 
 /// Makes the rows of the plan's helper entries with the engine, on transfer's overlap, each

@@ -1,6 +1,7 @@
 // The source's tokenizer as `extend` reads and writes it: the folder's tokenizer.json, parsed
 // with its key order kept, its BPE model and the contents of its added tokens; or, in a folder
-// without one, its SentencePiece BPE model (extend/sentencepiece_bpe.hpp). Then the files the
+// without one, its SentencePiece BPE or Unigram model (extend/sentencepiece_bpe.hpp,
+// extend/unigram_model.hpp). Then the files the
 // output holds in their place: the extended tokenizer.json, vocab.json and merges.txt (where the
 // folder has them) or the extended SentencePiece model, and the folder's other tokenizer files
 // as they are.
@@ -21,6 +22,7 @@
 #include "extend/read_bpe_model.hpp"
 #include "extend/refusal.hpp"
 #include "extend/sentencepiece_bpe.hpp"
+#include "extend/unigram_model.hpp"
 #include "extend/tokenizer_writing.hpp"
 #include "io/errors.hpp"
 #include "io/json/file.hpp"
@@ -45,6 +47,9 @@ struct source_tokenizer {
   /// or the model beside its tokenizer.json that the tokenizer.json was converted from (the
   /// same pieces at the same ids, the same merges; companion_model).
   std::optional<sentencepiece_source> sentencepiece;
+  /// A SentencePiece Unigram model, the source's tokenizer: its encoder's model. Then `model`
+  /// holds its pieces alone (no merges), for choosing the new tokens.
+  std::optional<extend::unigram_model> unigram;
   extend::bpe_model model;
   /// The content of each entry of added_tokens: tokens outside model.vocab that a new token
   /// must not repeat.
@@ -113,8 +118,16 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
     model.file = found->file;
     model.bytes = io::read_text_file(found->file);
     model.model = io::parse_sentencepiece_model(found->file, model.bytes);
-    extend::check_sentencepiece_bpe(model.model, found->file.string());
-    tokenizer.model = extend::sentencepiece_bpe_model(model.model.pieces, model.model);
+    extend::check_sentencepiece(model.model, found->file.string());
+    if (model.model.model_type == "bpe") {
+      tokenizer.model = extend::sentencepiece_bpe_model(model.model.pieces, model.model);
+    } else {
+      tokenizer.unigram = extend::sentencepiece_unigram_model(model.model);
+      tokenizer.model.tokens = tokenizer.unigram->tokens;
+      tokenizer.model.rules = tokenizer.unigram->rules;
+      tokenizer.model.byte_fallback = tokenizer.unigram->byte_fallback;
+      tokenizer.model.unknown = tokenizer.unigram->unknown;
+    }
     return tokenizer;
   }
   if (found->format != io::vocabulary_format::tokenizer_json)

@@ -48,6 +48,8 @@ import tinygpt  # noqa: E402
 # en-large's place; Llama 2's options (byte fallback, no normaliser, spaces kept as written).
 MODELS = {
     "en_bpe.model": dict(model_type="bpe", vocab_size=5000),
+    # en_unigram.model: the same text and options, a Unigram model (T5's, ALBERT's, XLNet's kind).
+    "en_unigram.model": dict(model_type="unigram", vocab_size=5000),
 }
 COMMON = dict(byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
               add_dummy_prefix=True, split_digits=True, character_coverage=0.9995, num_threads=1,

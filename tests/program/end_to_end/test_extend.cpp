@@ -360,32 +360,36 @@ TEST_CASE("extend: old rows are the source's bytes, new rows are transfer's rows
   }
 }
 
-TEST_CASE("extend: a SentencePiece BPE source gets its tokenizer.model extended, its rows as a tokenizer.json's get") {
-  // en-large's weights under a real SentencePiece BPE model of as many pieces (trained by
+TEST_CASE("extend: a SentencePiece BPE or Unigram source gets its tokenizer.model extended, its rows as a "
+          "tokenizer.json's get") {
+  // en-large's weights under a real SentencePiece model of as many pieces (trained by
   // SentencePiece on the miniature's English text, tests/data/sentencepiece); SentencePiece's own
-  // library checks such a model in tests/tokenizer_client.
-  const temp_dir dir;
-  const fs::path source = dir / "sp-source", out = dir / "extended";
-  fs::create_directories(source);
-  for (const char* name : {"config.json", "model.safetensors"}) fs::copy_file(en_large / name, source / name);
-  fs::copy_file(data_dir / "sentencepiece" / "en_bpe.model", source / "tokenizer.model");
-  const nlohmann::json report = extend(source, out, {"--helper", de_small.string()});
-  transfer(source, de_small, dir / "transferred", {});
-  CHECK(report["added"].get<double>() >= 0.95 * report["helper_missing"].get<double>());
-  CHECK(fs::exists(out / "tokenizer.model"));
-  CHECK(!fs::exists(out / "tokenizer.json"));
-  // The written model: the source's bytes, then one record a new piece, in id order.
-  const std::string before = read_file(source / "tokenizer.model"), after = read_file(out / "tokenizer.model");
-  CHECK(after.compare(0, before.size(), before) == 0);
-  const clp_transfer::io::sentencepiece_model written =
-      clp_transfer::io::parse_sentencepiece_model(out / "tokenizer.model", after);
-  REQUIRE(written.pieces.size() == std::size_t(5000) + report["tokens"].size());
-  for (const auto& token : report["tokens"])
-    CHECK(written.pieces[token["id"].get<std::size_t>()].piece == token["token"].get<std::string>());
-  CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
-        tensor_bytes(en_large / "model.safetensors", embedding));
-  CHECK(read_matrix(out / "model.safetensors", embedding).rows == std::int64_t(written.pieces.size()));
-  CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, true) == 0);
+  // library checks such models in tests/tokenizer_client.
+  for (const char* model_file : {"en_bpe.model", "en_unigram.model"}) {
+    CAPTURE(model_file);
+    const temp_dir dir;
+    const fs::path source = dir / "sp-source", out = dir / "extended";
+    fs::create_directories(source);
+    for (const char* name : {"config.json", "model.safetensors"}) fs::copy_file(en_large / name, source / name);
+    fs::copy_file(data_dir / "sentencepiece" / model_file, source / "tokenizer.model");
+    const nlohmann::json report = extend(source, out, {"--helper", de_small.string()});
+    transfer(source, de_small, dir / "transferred", {});
+    CHECK(report["added"].get<double>() >= 0.95 * report["helper_missing"].get<double>());
+    CHECK(fs::exists(out / "tokenizer.model"));
+    CHECK(!fs::exists(out / "tokenizer.json"));
+    // The written model: the source's bytes, then one record a new piece, in id order.
+    const std::string before = read_file(source / "tokenizer.model"), after = read_file(out / "tokenizer.model");
+    CHECK(after.compare(0, before.size(), before) == 0);
+    const clp_transfer::io::sentencepiece_model written =
+        clp_transfer::io::parse_sentencepiece_model(out / "tokenizer.model", after);
+    REQUIRE(written.pieces.size() == std::size_t(5000) + report["tokens"].size());
+    for (const auto& token : report["tokens"])
+      CHECK(written.pieces[token["id"].get<std::size_t>()].piece == token["token"].get<std::string>());
+    CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+          tensor_bytes(en_large / "model.safetensors", embedding));
+    CHECK(read_matrix(out / "model.safetensors", embedding).rows == std::int64_t(written.pieces.size()));
+    CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, true) == 0);
+  }
 }
 
 /// A Llama-2-style tokenizer.json converted from the SentencePiece BPE model `file`, as Hugging
@@ -617,9 +621,12 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
     return args;
   };
   const fs::path formats = data_dir / "checkpoint_formats";
-  const fs::path sentencepiece = source_with_tokenizer(dir.path, "spm", formats / "spiece" / "spiece.model");
+  // A SentencePiece model of type word: no merges and no scores to place a new piece by.
+  write_file(dir / "spiece.model",
+             clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries({"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"}), 3));
+  const fs::path sentencepiece = source_with_tokenizer(dir.path, "spm", dir / "spiece.model");
   check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", sentencepiece.string()}),
-                (sentencepiece / "spiece.model").string(), "SentencePiece model of type unigram cannot be extended yet");
+                (sentencepiece / "spiece.model").string(), "SentencePiece model of type word cannot be extended");
   // A SentencePiece BPE source is extended, but the drift budget's guard is not offered for it yet.
   fs::copy_file(data_dir / "sentencepiece" / "en_bpe.model", dir / "tokenizer.model");
   const fs::path bpe_model = source_with_tokenizer(dir.path, "spm-bpe", dir / "tokenizer.model");

@@ -2,7 +2,8 @@
 // source's language whose ids change; and fertility, the tokens per word of a text under a model.
 // A text is split into words at whitespace; each word is encoded as it stands in running text,
 // with the space before it (which both supported spellings mark: 'Ġ', '▁'), through the
-// tokenizer's pre-tokenizer and BPE model.
+// tokenizer's pre-tokenizer and model. A table is a bpe_table or a unigram_table: anything with
+// model().rules and encode(pre_token).
 #pragma once
 
 #include <cstddef>
@@ -41,7 +42,8 @@ inline std::vector<std::string> word_pieces(const text_rules& rules, std::string
 }
 
 /// The ids of `word` as it stands in running text, pre-token by pre-token.
-inline std::vector<std::vector<token_id>> encode_word_pieces(const bpe_table& table, std::string_view word) {
+template <class Table>
+std::vector<std::vector<token_id>> encode_word_pieces(const Table& table, std::string_view word) {
   std::vector<std::vector<token_id>> pieces;
   for (const std::string& piece : word_pieces(table.model().rules, word)) pieces.push_back(table.encode(piece));
   return pieces;
@@ -50,7 +52,8 @@ inline std::vector<std::vector<token_id>> encode_word_pieces(const bpe_table& ta
 /// The ids of `word` as it stands in running text, after a space.
 /// @param[in] table  the model
 /// @param[in] word   one word, without whitespace
-inline std::vector<token_id> encode_word(const bpe_table& table, std::string_view word) {
+template <class Table>
+std::vector<token_id> encode_word(const Table& table, std::string_view word) {
   std::vector<token_id> ids;
   for (const std::vector<token_id>& part : encode_word_pieces(table, word)) ids.insert(ids.end(), part.begin(), part.end());
   return ids;
@@ -61,7 +64,8 @@ inline std::vector<token_id> encode_word(const bpe_table& table, std::string_vie
 /// before its pre-tokenizer.
 /// @param[in] table  the model
 /// @param[in] text   UTF-8 text
-inline std::vector<token_id> encode_text(const bpe_table& table, std::string_view text) {
+template <class Table>
+std::vector<token_id> encode_text(const Table& table, std::string_view text) {
   std::vector<token_id> ids;
   for (const std::string& piece : pre_tokens(text, table.model().rules, true)) {
     const std::vector<token_id> part = table.encode(piece);
@@ -84,7 +88,8 @@ struct drift_measure {
 /// @param[in] after   the extended one (its text rules are the source's)
 /// @param[in] text    a probe text in the source's language
 /// @param[in] examples_kept  how many changed words to keep as examples
-inline drift_measure drift(const bpe_table& before, const bpe_table& after, std::string_view text,
+template <class Before, class After>
+drift_measure drift(const Before& before, const After& after, std::string_view text,
                            std::size_t examples_kept = 10) {
   drift_measure measure;
   for (const std::string_view word : probe_words(text)) {
@@ -105,7 +110,8 @@ struct fertility_measure {
 /// The tokens `table` encodes the words of `text` into.
 /// @param[in] table  a model
 /// @param[in] text   a probe text
-inline fertility_measure fertility(const bpe_table& table, std::string_view text) {
+template <class Table>
+fertility_measure fertility(const Table& table, std::string_view text) {
   fertility_measure measure;
   for (const std::string_view word : probe_words(text)) {
     ++measure.words;

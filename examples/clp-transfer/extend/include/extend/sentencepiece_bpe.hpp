@@ -13,7 +13,8 @@
 // An extension appends its new pieces after the model's own, so every old piece keeps its id,
 // with scores below every old piece's, descending in the order of the merges that make them: a
 // new piece is joined only after every old one, and after the new pieces it is made from.
-// What extend does not reproduce is refused naming the file: another model type, a normaliser
+// What extend does not reproduce is refused naming the file: another model type (Unigram is
+// unigram_model.hpp's), a normaliser
 // other than identity (NFKC's precompiled map, rules), "▁" as a suffix, spaces not escaped,
 // user-defined and unused pieces (SentencePiece matches the former before BPE and splits the
 // latter again).
@@ -36,11 +37,11 @@
 
 namespace clp_transfer::extend {
 
-/// Why extend cannot reproduce the SentencePiece model `model` (see the file's comment), or
-/// nothing when it can.
-inline std::optional<std::string> sentencepiece_bpe_refusal(const io::sentencepiece_model& model) {
-  if (model.model_type != "bpe")
-    return "of type " + model.model_type + " cannot be extended yet: extend appends pieces to SentencePiece BPE models only";
+/// Why extend cannot reproduce the SentencePiece model `model` (see the file's comment; a
+/// Unigram model: unigram_model.hpp), or nothing when it can.
+inline std::optional<std::string> sentencepiece_refusal(const io::sentencepiece_model& model) {
+  if (model.model_type != "bpe" && model.model_type != "unigram")
+    return "of type " + model.model_type + " cannot be extended: extend appends pieces to BPE and Unigram models";
   if (model.precompiled_charsmap || model.normalization_rules ||
       !(model.normalizer_name.empty() || model.normalizer_name == "identity"))
     return "normalises text (" + (model.normalizer_name.empty() ? std::string("custom rules") : model.normalizer_name) +
@@ -48,6 +49,9 @@ inline std::optional<std::string> sentencepiece_bpe_refusal(const io::sentencepi
   if (!model.escape_whitespaces) return std::string("does not escape spaces as '\xE2\x96\x81', which extend requires");
   if (model.treat_whitespace_as_suffix)
     return std::string("puts '\xE2\x96\x81' at the end of pieces, which extend does not support");
+  if (std::none_of(model.pieces.begin(), model.pieces.end(),
+                   [](const io::sentencepiece_piece& p) { return p.type == io::piece_type::unknown; }))
+    return std::string("has no unknown piece, which SentencePiece needs to load a model");
   for (std::size_t id = 0; id < model.pieces.size(); ++id) {
     const io::piece_type type = model.pieces[id].type;
     if (type == io::piece_type::user_defined || type == io::piece_type::unused)
@@ -57,9 +61,16 @@ inline std::optional<std::string> sentencepiece_bpe_refusal(const io::sentencepi
   return std::nullopt;
 }
 
-/// Refuses a SentencePiece model whose encoding extend does not reproduce, naming `origin`.
-inline void check_sentencepiece_bpe(const io::sentencepiece_model& model, const std::string& origin) {
-  if (const auto why = sentencepiece_bpe_refusal(model)) unsupported(origin, "SentencePiece model " + *why);
+/// The same, for a model that must also be a BPE one.
+inline std::optional<std::string> sentencepiece_bpe_refusal(const io::sentencepiece_model& model) {
+  if (model.model_type != "bpe") return "of type " + model.model_type + ", not BPE";
+  return sentencepiece_refusal(model);
+}
+
+/// Refuses a SentencePiece model (BPE or Unigram) whose encoding extend does not reproduce,
+/// naming `origin`.
+inline void check_sentencepiece(const io::sentencepiece_model& model, const std::string& origin) {
+  if (const auto why = sentencepiece_refusal(model)) unsupported(origin, "SentencePiece model " + *why);
 }
 
 /// The bpe_model SentencePiece's BPE encoder behaves as, for `pieces` (id = position) under
