@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands/command.hpp"
+#include "commands/option_checks.hpp"
 #include "errors.hpp"
 #include "io/system/interruption.hpp"
 
@@ -101,6 +102,12 @@ int main(int argc, char** argv) {
   const std::vector<program::command> commands = {program::transfer_command(app),   program::overlap_command(app),
                                                   program::similarity_command(app), program::evaluate_command(app),
                                                   program::verify_command(app),     program::extend_command(app)};
+  // Every numeric option of every command refuses an empty value, which CLI11 converts to 0.
+  for (const program::command& command : commands)
+    for (CLI::Option* option : command.app->get_options())
+      if (const std::string type = option->get_type_name();
+          type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER")
+        option->check(program::a_number());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

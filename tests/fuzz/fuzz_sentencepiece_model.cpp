@@ -95,7 +95,8 @@ void check_extend_reading(const clp_transfer::io::sentencepiece_model& model) {
     const float best = table.best_score(text);
     if (std::isfinite(best) && std::fabs(best) < 1e30f) {
       const token_id id = table.add_piece(text, best + std::max(1e-4f, 1e-6f * std::fabs(best)));
-      if (table.encode(text) != std::vector<token_id>{id}) finding("a Unigram piece scored above its text's path is not its text's path");
+      if (table.encode(text) != std::vector<token_id>{id})
+        finding("a Unigram piece scored above its text's path is not its text's path");
     }
   }
 }

@@ -61,9 +61,9 @@ std::string shell_quoted(const std::string& text) {
 nlohmann::json ask_sentencepiece(const std::filesystem::path& model, const nlohmann::json& request) {
   clp_test::temp_dir dir;
   write_file(dir / "request.json", request.dump());
-  const std::string command = shell_quoted(CLP_SENTENCEPIECE_PYTHON) + " " + shell_quoted(client_script.string()) + " " + shell_quoted(model.string()) +
-                              " " + shell_quoted((dir / "request.json").string()) + " " +
-                              shell_quoted((dir / "answer.json").string());
+  const std::string command = shell_quoted(CLP_SENTENCEPIECE_PYTHON) + " " + shell_quoted(client_script.string()) +
+                              " " + shell_quoted(model.string()) + " " + shell_quoted((dir / "request.json").string()) +
+                              " " + shell_quoted((dir / "answer.json").string());
   const int status = std::system(command.c_str());
   if (status != 0 && WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 127)) {
     clp_test::skip("no python3 with SentencePiece's module (Debian: python3-sentencepiece)");
@@ -99,8 +99,7 @@ std::string without_dummy_prefix(const std::string& bytes) { return bytes + std:
 
 TEST_CASE("sentencepiece client: the bpe_model read from a SentencePiece BPE model gives SentencePiece's ids") {
   const std::string bytes = read_file(english_bpe);
-  const clp_transfer::io::sentencepiece_model model =
-      clp_transfer::io::parse_sentencepiece_model(english_bpe, bytes);
+  const clp_transfer::io::sentencepiece_model model = clp_transfer::io::parse_sentencepiece_model(english_bpe, bytes);
   REQUIRE(!sentencepiece_bpe_refusal(model));
   const bpe_table table(sentencepiece_bpe_model(model.pieces, model));
   std::vector<std::string> texts = {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt"), mixed_text};
@@ -121,8 +120,9 @@ TEST_CASE("sentencepiece client: the bpe_model read from a SentencePiece BPE mod
   }
 }
 
-TEST_CASE("sentencepiece client: the model extended by the shipped German tokens loads, keeps every id and reaches "
-          "its new pieces") {
+TEST_CASE(
+    "sentencepiece client: the model extended by the shipped German tokens loads, keeps every id and reaches "
+    "its new pieces") {
   const std::string bytes = read_file(english_bpe);
   const clp_transfer::io::sentencepiece_model source = clp_transfer::io::parse_sentencepiece_model(english_bpe, bytes);
   const bpe_model source_model = sentencepiece_bpe_model(source.pieces, source);
@@ -209,7 +209,8 @@ const std::filesystem::path english_unigram = clp_test::data_dir / "sentencepiec
 
 TEST_CASE("sentencepiece client: the Unigram encoder gives SentencePiece's ids, before and after an extension") {
   const std::string bytes = read_file(english_unigram);
-  const clp_transfer::io::sentencepiece_model source = clp_transfer::io::parse_sentencepiece_model(english_unigram, bytes);
+  const clp_transfer::io::sentencepiece_model source =
+      clp_transfer::io::parse_sentencepiece_model(english_unigram, bytes);
   REQUIRE(source.model_type == "unigram");
   REQUIRE(!sentencepiece_refusal(source));
   const unigram_model model = sentencepiece_unigram_model(source);
@@ -268,9 +269,11 @@ TEST_CASE("sentencepiece client: the Unigram encoder gives SentencePiece's ids, 
     const std::vector<token_id> ours = encode_word(after, words[i]), theirs = ids_of(extended_answer["encode"][i]);
     if (ours != theirs) {
       std::string shown;
-      for (const token_id id : ours) shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
+      for (const token_id id : ours)
+        shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
       shown += " | SentencePiece:";
-      for (const token_id id : theirs) shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
+      for (const token_id id : theirs)
+        shown += " " + after.token(id) + "(" + std::to_string(after.model().scores[std::size_t(id)]) + ")";
       MESSAGE(words[i] << ":" << shown);
     }
     CHECK(ours == theirs);
@@ -318,7 +321,10 @@ std::string sentencepiece_model_of(const nlohmann::json& tokenizer) {
   }
   std::string model;
   for (const std::string& t : tokens) {
-    const int type = t == "<unk>" ? 2 : (t == "<s>" || t == "</s>") ? 3 : (t.size() == 6 && t.rfind("<0x", 0) == 0) ? 6 : 1;
+    const int type = t == "<unk>"                                ? 2
+                     : (t == "<s>" || t == "</s>")               ? 3
+                     : (t.size() == 6 && t.rfind("<0x", 0) == 0) ? 6
+                                                                 : 1;
     const auto rank = first_rank.find(t);
     const float score = type != 1 ? 0.0f : rank != first_rank.end() ? -float(rank->second) : -float(merges.size());
     std::string piece = protobuf_bytes_field(1, t) + protobuf_float_field(2, score);
@@ -331,8 +337,9 @@ std::string sentencepiece_model_of(const nlohmann::json& tokenizer) {
   return model;
 }
 
-TEST_CASE("sentencepiece client: Llama 2's tokenizer.json and a SentencePiece model of it, extended together, give "
-          "the same ids") {
+TEST_CASE(
+    "sentencepiece client: Llama 2's tokenizer.json and a SentencePiece model of it, extended together, give "
+    "the same ids") {
   const auto llama2 = clp_test::needed_tokenizer("llama2");
   if (!llama2) return;
   if (std::system("node --version >/dev/null 2>&1") != 0 || !std::filesystem::exists(javascript_package)) {
@@ -361,7 +368,8 @@ TEST_CASE("sentencepiece client: Llama 2's tokenizer.json and a SentencePiece mo
   write_file(dir / "out" / "tokenizer.json", extended_tokenizer_json(document, extension, "tokenizer.json").dump(2));
   write_file(dir / "out" / "tokenizer.model", clp_transfer::io::append_sentencepiece_pieces(model_bytes, appended));
 
-  const std::vector<std::string> texts = {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt"), mixed_text};
+  const std::vector<std::string> texts = {read_file(probes_dir / "en.txt"), read_file(probes_dir / "de.txt"),
+                                          mixed_text};
   const nlohmann::json model_before = ask_sentencepiece(dir / "source" / "tokenizer.model", {{"encode", texts}});
   if (model_before.is_null()) return;
   const nlohmann::json model_after = ask_sentencepiece(dir / "out" / "tokenizer.model", {{"encode", texts}});
@@ -371,7 +379,8 @@ TEST_CASE("sentencepiece client: Llama 2's tokenizer.json and a SentencePiece mo
   // the two files written extended; the German text costs fewer tokens than before.
   CHECK(model_before["encode"] == json_before["encode"]);
   CHECK(model_after["encode"] == json_after["encode"]);
-  for (std::size_t i = 0; i < texts.size(); ++i) CHECK(encode_text(extension.table, texts[i]) == ids_of(json_after["encode"][i]));
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    CHECK(encode_text(extension.table, texts[i]) == ids_of(json_after["encode"][i]));
   CHECK(json_after["encode"][1].size() < json_before["encode"][1].size());
   MESSAGE("Llama 2 + de-small, both files: " << extension.requested_count() << " of " << missing.size()
                                              << " added; German " << json_before["encode"][1].size() << " -> "

@@ -81,7 +81,7 @@ void add_model_options(CLI::App& command, extend_options& options) {
       ->required();
   command.add_option("--report", options.target.report, "Also write a JSON report here");
   options.add_option = command.add_option("--add", options.add, "Add only the first N tokens, in the helper's order")
-                           ->check(not_negative());  // unsigned: "-3" would wrap to all of them
+                           ->check(not_negative("at least 1"));  // unsigned: "-3" would wrap to all of them
   command.add_option("--tokens", options.request.tokens_file, "Add the tokens of this file, one a line")
       ->excludes(options.add_option);
   command.add_option("--probe", options.request.probe,

@@ -102,8 +102,9 @@ void run_similarity(const similarity_arguments& args) {
   const embedding_matrix ea = token_embedding(a, rows, args.execution.threads);
   const embedding_matrix eb = token_embedding(b, rows, args.execution.threads);
   if (args.sample < 0 || args.sample > rows)
-    throw clp::invalid_argument(option_facts("--sample"),
-                                "must be between 1 and the " + std::to_string(rows) + " tokens");
+    throw clp::invalid_argument(option_facts("--sample"), "must be 0 (all tokens) or between 1 and the " +
+                                                              std::to_string(rows) + " tokens, not " +
+                                                              std::to_string(args.sample));
   clp::knn_options options;
   static_cast<clp::execution_options&>(options) = args.execution.options();
   options.k = args.k;

@@ -110,9 +110,8 @@ std::vector<Index> unscreened_pieces(const Pieces& pieces, const std::vector<Ind
 /// @param[in] screened_out source rows no mean may read, ascending (the under-trained ones)
 template <class SourceTable>
 new_rows_plan plan_new_rows(const extend::bpe_extension& extension, const SourceTable& source,
-                                   const std::unordered_map<std::string, Index>& helper_ids,
-                                   const vocabulary_overlap* overlap, Index source_rows,
-                                   const std::vector<Index>& screened_out) {
+                            const std::unordered_map<std::string, Index>& helper_ids, const vocabulary_overlap* overlap,
+                            Index source_rows, const std::vector<Index>& screened_out) {
   new_rows_plan plan;
   plan.source_rows = plan.output_rows = source_rows;
   std::vector<Index> missing;

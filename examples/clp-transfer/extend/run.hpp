@@ -19,12 +19,12 @@
 #include "extend/extend_report.hpp"
 #include "extend/extended_config.hpp"
 #include "extend/extension.hpp"
-#include "extend/unigram_model.hpp"
 #include "extend/id_order.hpp"
 #include "extend/new_rows.hpp"
 #include "extend/read_source_model.hpp"
 #include "extend/source_tokenizer.hpp"
 #include "extend/token_request.hpp"
+#include "extend/unigram_model.hpp"
 #include "io/output_folder.hpp"
 #include "io/system/interruption.hpp"
 #include "library_names.hpp"
@@ -134,8 +134,8 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
                          from_helper ? &overlap : nullptr, source.embedding.rows(),
                          screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
   };
-  new_rows_plan rows = tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram))
-                                         : plan(extend::bpe_table(tokenizer.model));
+  new_rows_plan rows =
+      tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram)) : plan(extend::bpe_table(tokenizer.model));
   return {std::move(chosen), std::move(extension), std::move(appended), std::move(unigram), std::move(rows)};
 }
 

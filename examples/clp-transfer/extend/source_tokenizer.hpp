@@ -22,8 +22,8 @@
 #include "extend/read_bpe_model.hpp"
 #include "extend/refusal.hpp"
 #include "extend/sentencepiece_bpe.hpp"
-#include "extend/unigram_model.hpp"
 #include "extend/tokenizer_writing.hpp"
+#include "extend/unigram_model.hpp"
 #include "io/errors.hpp"
 #include "io/json/file.hpp"
 #include "io/tokenizer/files.hpp"
@@ -94,8 +94,7 @@ inline std::optional<sentencepiece_source> companion_model(const std::filesystem
       continue;
     bool same_ids = true;
     for (std::size_t id = 0; id < pieces.size() && same_ids; ++id) same_ids = model.tokens[id] == pieces[id].piece;
-    if (same_ids && extend::same_merges(model, extend::sentencepiece_bpe_model(pieces, source.model)))
-      return source;
+    if (same_ids && extend::same_merges(model, extend::sentencepiece_bpe_model(pieces, source.model))) return source;
   }
   return std::nullopt;
 }

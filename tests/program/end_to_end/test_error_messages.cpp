@@ -480,7 +480,7 @@ TEST_CASE("error messages: options") {
       run_program({"extend", "--source", ws.pair.source.folder.string(), "--helper", ws.pair.helper.folder.string(),
                    "--output", ws.output.string(), "--add", "-3", "--quiet"});
   refused("usage", negative_add, "--add", 2);
-  CHECK(negative_add.err.find("must be 0 or more, got -3") != std::string::npos);
+  CHECK(negative_add.err.find("must be at least 1, got -3") != std::string::npos);
   CHECK(folder_entries(ws.out_parent).empty());
 }
 

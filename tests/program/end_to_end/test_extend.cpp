@@ -20,11 +20,11 @@
 
 #include "../../support/skip.hpp"
 #include "extend/characters.hpp"
-#include "extend/read_bpe_model.hpp"
 #include "extend/drift.hpp"
+#include "extend/read_bpe_model.hpp"
 #include "extend/sentencepiece_bpe.hpp"
-#include "io/tokenizer/sentencepiece.hpp"
 #include "harness.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
 #include "model_fixtures.hpp"
 #include "refusals.hpp"
 
@@ -360,8 +360,9 @@ TEST_CASE("extend: old rows are the source's bytes, new rows are transfer's rows
   }
 }
 
-TEST_CASE("extend: a SentencePiece BPE or Unigram source gets its tokenizer.model extended, its rows as a "
-          "tokenizer.json's get") {
+TEST_CASE(
+    "extend: a SentencePiece BPE or Unigram source gets its tokenizer.model extended, its rows as a "
+    "tokenizer.json's get") {
   // en-large's weights under a real SentencePiece model of as many pieces (trained by
   // SentencePiece on the miniature's English text, tests/data/sentencepiece); SentencePiece's own
   // library checks such models in tests/tokenizer_client.
@@ -405,24 +406,31 @@ nlohmann::ordered_json tokenizer_json_of(const fs::path& file) {
     merges.push_back(bpe.tokens[std::size_t(left)] + " " + bpe.tokens[std::size_t(right)]);
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (int id = 0; id < 3; ++id)
-    added.push_back({{"id", id}, {"content", model.pieces[std::size_t(id)].piece}, {"single_word", false},
-                     {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", id},
+                     {"content", model.pieces[std::size_t(id)].piece},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   nlohmann::ordered_json json;
   json["version"] = "1.0";
   json["truncation"] = nullptr;
   json["padding"] = nullptr;
   json["added_tokens"] = added;
   json["normalizer"] = {{"type", "Sequence"},
-                        {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
-                                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}};
+                        {"normalizers",
+                         {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}},
+                          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}}}};
   json["pre_tokenizer"] = nullptr;
-  json["model"] = {{"type", "BPE"},  {"dropout", nullptr}, {"unk_token", "<unk>"}, {"fuse_unk", true},
-                   {"byte_fallback", true}, {"vocab", vocab}, {"merges", merges}};
+  json["model"] = {{"type", "BPE"},         {"dropout", nullptr}, {"unk_token", "<unk>"}, {"fuse_unk", true},
+                   {"byte_fallback", true}, {"vocab", vocab},     {"merges", merges}};
   return json;
 }
 
-TEST_CASE("extend: a tokenizer.json with the SentencePiece model it was converted from gets both extended, in "
-          "agreement") {
+TEST_CASE(
+    "extend: a tokenizer.json with the SentencePiece model it was converted from gets both extended, in "
+    "agreement") {
   const temp_dir dir;
   const fs::path source = dir / "two-files", out = dir / "extended";
   fs::create_directories(source);
@@ -442,7 +450,8 @@ TEST_CASE("extend: a tokenizer.json with the SentencePiece model it was converte
   CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
         tensor_bytes(en_large / "model.safetensors", embedding));
   // Under --drift-budget the model is left out, as it was before models were extended.
-  const nlohmann::json budgeted = extend(source, dir / "budgeted", {"--helper", de_small.string(), "--drift-budget", "0.05"});
+  const nlohmann::json budgeted =
+      extend(source, dir / "budgeted", {"--helper", de_small.string(), "--drift-budget", "0.05"});
   CHECK(budgeted["files_left_out"].size() == 1);
   CHECK(!fs::exists(dir / "budgeted" / "tokenizer.model"));
 }
@@ -623,15 +632,17 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
   const fs::path formats = data_dir / "checkpoint_formats";
   // A SentencePiece model of type word: no merges and no scores to place a new piece by.
   write_file(dir / "spiece.model",
-             clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries({"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"}), 3));
+             clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries({"<unk>", "<s>", "</s>",
+                                                                                "\xE2\x96\x81"
+                                                                                "a"}),
+                                                 3));
   const fs::path sentencepiece = source_with_tokenizer(dir.path, "spm", dir / "spiece.model");
   check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", sentencepiece.string()}),
                 (sentencepiece / "spiece.model").string(), "SentencePiece model of type word cannot be extended");
   // A SentencePiece BPE source is extended, but the drift budget's guard is not offered for it yet.
   fs::copy_file(data_dir / "sentencepiece" / "en_bpe.model", dir / "tokenizer.model");
   const fs::path bpe_model = source_with_tokenizer(dir.path, "spm-bpe", dir / "tokenizer.model");
-  check_refusal(dir, "extend-source-tokenizer",
-                with_helper({"--source", bpe_model.string(), "--drift-budget", "0"}),
+  check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", bpe_model.string(), "--drift-budget", "0"}),
                 (bpe_model / "tokenizer.model").string(), "--drift-budget is not supported for a SentencePiece source");
   const fs::path wordpiece = source_with_tokenizer(dir.path, "wp", formats / "helper_wordpiece" / "vocab.txt");
   check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", wordpiece.string()}),
@@ -670,8 +681,8 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                   (dir / "long.txt").string(), "entry 2 is " + std::to_string(size + 1) + " bytes long");
   }
   // A source that is not there, or not a folder: transfer's words.
-  check_refusal(dir, "missing-path", with_helper({"--source", (dir / "nowhere").string()}),
-                (dir / "nowhere").string(), "no such file or folder");
+  check_refusal(dir, "missing-path", with_helper({"--source", (dir / "nowhere").string()}), (dir / "nowhere").string(),
+                "no such file or folder");
   write_file(dir / "plain", "not a model");
   check_refusal(dir, "not-a-folder", with_helper({"--source", (dir / "plain").string()}), (dir / "plain").string(),
                 "not a folder");

@@ -266,7 +266,9 @@ void run_pass_blocks(const block_context& pass, const std::vector<pass_job<Polic
     if (options.rows_finished && prefix > before) options.rows_finished(block_stretch(pass, prefix - 1).second);
   });
   const double blocks = clock.seconds();
-  const auto per_worker = [&](const std::vector<double>& s) { return std::accumulate(s.begin(), s.end(), 0.0) / double(threads); };
+  const auto per_worker = [&](const std::vector<double>& s) {
+    return std::accumulate(s.begin(), s.end(), 0.0) / double(threads);
+  };
   for (job_state& state : states) {
     state.report.seconds.blocks = blocks;
     state.report.seconds.similarities = per_worker(similarity_seconds);
@@ -381,7 +383,8 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
                        inverse_norm, threads, earlier_projections(jobs, states, j));
   }
   std::unique_ptr<prepared_similarity> prepared;
-  if (use_product) prepared = product->prepare(helper_rows.data(), overlap.size(), helper.cols(), plan.blocks.rows, threads);
+  if (use_product)
+    prepared = product->prepare(helper_rows.data(), overlap.size(), helper.cols(), plan.blocks.rows, threads);
   overlap_panels pass_panels(0);
   pass_panels.helper = resident_rows;
   pass_panels.rescoring_rows = helper_rows.data();

@@ -55,7 +55,8 @@ std::vector<std::vector<token_id>> encode_word_pieces(const Table& table, std::s
 template <class Table>
 std::vector<token_id> encode_word(const Table& table, std::string_view word) {
   std::vector<token_id> ids;
-  for (const std::vector<token_id>& part : encode_word_pieces(table, word)) ids.insert(ids.end(), part.begin(), part.end());
+  for (const std::vector<token_id>& part : encode_word_pieces(table, word))
+    ids.insert(ids.end(), part.begin(), part.end());
   return ids;
 }
 
@@ -89,8 +90,7 @@ struct drift_measure {
 /// @param[in] text    a probe text in the source's language
 /// @param[in] examples_kept  how many changed words to keep as examples
 template <class Before, class After>
-drift_measure drift(const Before& before, const After& after, std::string_view text,
-                           std::size_t examples_kept = 10) {
+drift_measure drift(const Before& before, const After& after, std::string_view text, std::size_t examples_kept = 10) {
   drift_measure measure;
   for (const std::string_view word : probe_words(text)) {
     ++measure.words;

@@ -50,8 +50,8 @@ struct left_out_token {
 
 /// The extended model and what the extension did.
 struct bpe_extension {
-  bpe_table table;                           ///< the extended model: the source's tokens and merges, then the new ones
-  std::size_t source_merges = 0;             ///< merges of the source; the rest are new
+  bpe_table table;                ///< the extended model: the source's tokens and merges, then the new ones
+  std::size_t source_merges = 0;  ///< merges of the source; the rest are new
   /// The table's merges are the whole list to write, the source's among them in their order, not
   /// the source's followed by the new ones (SentencePiece's order: with_sentencepiece_merges).
   bool merges_rewritten = false;
@@ -179,7 +179,8 @@ class drift_guard {
   }
   void index(std::size_t w) {
     for (const std::vector<token_id>& piece : pieces_[w])
-      for (std::size_t i = 0; i + 1 < piece.size(); ++i) pairs_[key(piece[i], piece[i + 1])].push_back(std::uint32_t(w));
+      for (std::size_t i = 0; i + 1 < piece.size(); ++i)
+        pairs_[key(piece[i], piece[i + 1])].push_back(std::uint32_t(w));
   }
 
   std::vector<std::string> words_;
@@ -392,8 +393,8 @@ inline bpe_extension extender::finish(std::size_t source_merges) && {
       throw std::logic_error("extend: the written token " + quoted_token(table_.token(token.id)) +
                              " is not reachable; every token is checked when it is written, so this is a bug");
   }
-  return bpe_extension{std::move(table_), source_merges, false, std::move(written_), std::move(present_),
-                       std::move(left_out_)};
+  return bpe_extension{std::move(table_),   source_merges,       false,
+                       std::move(written_), std::move(present_), std::move(left_out_)};
 }
 
 }  // namespace detail

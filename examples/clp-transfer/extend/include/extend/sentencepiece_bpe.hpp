@@ -119,8 +119,7 @@ inline bpe_model sentencepiece_bpe_model(const std::vector<io::sentencepiece_pie
 /// with_sentencepiece_merges.
 /// @throws clp::invalid_argument naming `origin` when the scores cannot be told apart in float32
 inline std::vector<io::sentencepiece_piece> appended_pieces(const io::sentencepiece_model& source,
-                                                            const bpe_extension& extension,
-                                                            const std::string& origin) {
+                                                            const bpe_extension& extension, const std::string& origin) {
   double lowest = 0;
   for (const io::sentencepiece_piece& piece : source.pieces) lowest = std::min(lowest, double(piece.score));
   const bpe_table& table = extension.table;

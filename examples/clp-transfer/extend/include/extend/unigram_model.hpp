@@ -132,46 +132,8 @@ class unigram_table {
     lowest_ = std::min(lowest_, model_.scores[std::size_t(id)]);
   }
 
-  path best_path(std::string_view text) const {
-    const std::vector<text_character> characters = decode_characters(text);
-    const std::size_t n = characters.size();
-    const auto offset = [&](std::size_t c) { return c < n ? characters[c].offset : text.size(); };
-    struct node {
-      float score = 0;
-      std::ptrdiff_t from = -1;  // the character the best path's last piece starts at
-      token_id id = -1;
-    };
-    std::vector<node> best(n + 1);
-    best[0].from = 0;
-    const float unknown_score = lowest_ - 10.0f;
-    for (std::size_t start = 0; start < n; ++start) {
-      if (best[start].from < 0) continue;  // unreachable (never: every start has an unknown node)
-      const float before = best[start].score;
-      // A piece's candidate is summed in double and compared with the float kept (SentencePiece's
-      // arithmetic: its piece score is a double there); the unknown piece's in float.
-      const auto offer = [&](std::size_t end, token_id id, double candidate) {
-        if (best[end].from < 0 || candidate > double(best[end].score))
-          best[end] = {static_cast<float>(candidate), std::ptrdiff_t(start), id};
-      };
-      bool single = false;
-      for (std::size_t end = start + 1; end <= n && offset(end) - offset(start) <= longest_; ++end) {
-        const auto it = lattice_.find(std::string(text.substr(offset(start), offset(end) - offset(start))));
-        if (it == lattice_.end()) continue;
-        offer(end, it->second, double(model_.scores[std::size_t(it->second)]) + double(before));
-        single = single || end == start + 1;
-      }
-      if (!single && model_.unknown) offer(start + 1, *model_.unknown, double(unknown_score + before));
-    }
-    path result;
-    result.score = best[n].score;
-    for (std::size_t end = n; end > 0;) {
-      const auto start = static_cast<std::size_t>(best[end].from);
-      result.pieces.emplace_back(best[end].id, text.substr(offset(start), offset(end) - offset(start)));
-      end = start;
-    }
-    std::reverse(result.pieces.begin(), result.pieces.end());
-    return result;
-  }
+  /// The best path over the normalised `text` (see the file's comment).
+  path best_path(std::string_view text) const;
 
   unigram_model model_;
   std::unordered_map<std::string, token_id> ids_;      // every piece
@@ -179,6 +141,47 @@ class unigram_table {
   std::size_t longest_ = 0;                            // the longest normal piece, in bytes
   float lowest_ = std::numeric_limits<float>::max();   // the lowest normal piece's score
 };
+
+inline unigram_table::path unigram_table::best_path(std::string_view text) const {
+  const std::vector<text_character> characters = decode_characters(text);
+  const std::size_t n = characters.size();
+  const auto offset = [&](std::size_t c) { return c < n ? characters[c].offset : text.size(); };
+  struct node {
+    float score = 0;
+    std::ptrdiff_t from = -1;  // the character the best path's last piece starts at
+    token_id id = -1;
+  };
+  std::vector<node> best(n + 1);
+  best[0].from = 0;
+  const float unknown_score = lowest_ - 10.0f;
+  for (std::size_t start = 0; start < n; ++start) {
+    if (best[start].from < 0) continue;  // unreachable (never: every start has an unknown node)
+    const float before = best[start].score;
+    // A piece's candidate is summed in double and compared with the float kept (SentencePiece's
+    // arithmetic: its piece score is a double there); the unknown piece's in float.
+    const auto offer = [&](std::size_t end, token_id id, double candidate) {
+      if (best[end].from < 0 || candidate > double(best[end].score))
+        best[end] = {static_cast<float>(candidate), std::ptrdiff_t(start), id};
+    };
+    bool single = false;
+    for (std::size_t end = start + 1; end <= n && offset(end) - offset(start) <= longest_; ++end) {
+      const auto it = lattice_.find(std::string(text.substr(offset(start), offset(end) - offset(start))));
+      if (it == lattice_.end()) continue;
+      offer(end, it->second, double(model_.scores[std::size_t(it->second)]) + double(before));
+      single = single || end == start + 1;
+    }
+    if (!single && model_.unknown) offer(start + 1, *model_.unknown, double(unknown_score + before));
+  }
+  path result;
+  result.score = best[n].score;
+  for (std::size_t end = n; end > 0;) {
+    const auto start = static_cast<std::size_t>(best[end].from);
+    result.pieces.emplace_back(best[end].id, text.substr(offset(start), offset(end) - offset(start)));
+    end = start;
+  }
+  std::reverse(result.pieces.begin(), result.pieces.end());
+  return result;
+}
 
 /// An extension of a Unigram model: as a bpe_extension (its table holds the tokens, no merges;
 /// written, already present and left out as extend_bpe records them), with each new piece's score.
@@ -205,8 +208,9 @@ inline unigram_extension extend_unigram(const unigram_model& source, const std::
       continue;
     }
     if (!is_utf8(bytes)) {
-      left_out.push_back({bytes, "is not whole UTF-8 characters, which a '\xE2\x96\x81' tokenizer writes only as "
-                                 "single-byte <0xNN> pieces"});
+      left_out.push_back({bytes,
+                          "is not whole UTF-8 characters, which a '\xE2\x96\x81' tokenizer writes only as "
+                          "single-byte <0xNN> pieces"});
       continue;
     }
     if (bytes.find(space_mark) != std::string::npos) {
@@ -257,8 +261,8 @@ inline unigram_extension extend_unigram(const unigram_model& source, const std::
 
 /// The pieces `extension` (a Unigram extension's, perhaps given its ids again by
 /// in_helper_order) appends to its source's, in id order, each with its score from `scores`.
-inline std::vector<io::sentencepiece_piece> appended_unigram_pieces(const bpe_extension& extension,
-                                                                    const std::unordered_map<std::string, float>& scores) {
+inline std::vector<io::sentencepiece_piece> appended_unigram_pieces(
+    const bpe_extension& extension, const std::unordered_map<std::string, float>& scores) {
   std::vector<written_token> written = extension.written;
   std::sort(written.begin(), written.end(), [](const written_token& a, const written_token& b) { return a.id < b.id; });
   std::vector<io::sentencepiece_piece> out;
@@ -270,7 +274,8 @@ inline std::vector<io::sentencepiece_piece> appended_unigram_pieces(const bpe_ex
 }
 
 /// The encoder of `source` extended by `appended` (appended_unigram_pieces).
-inline unigram_table extended_unigram_table(unigram_model source, const std::vector<io::sentencepiece_piece>& appended) {
+inline unigram_table extended_unigram_table(unigram_model source,
+                                            const std::vector<io::sentencepiece_piece>& appended) {
   unigram_table table(std::move(source));
   for (const io::sentencepiece_piece& piece : appended) table.add_piece(piece.piece, piece.score);
   return table;
