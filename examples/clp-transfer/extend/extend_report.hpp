@@ -20,8 +20,8 @@
 #include "extend/new_rows.hpp"
 #include "extend/refusal.hpp"
 #include "extend/token_request.hpp"
-#include "io/system/interruption.hpp"
 #include "io/output_folder.hpp"
+#include "io/system/interruption.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
 #include "transfer/read_models.hpp"
@@ -79,15 +79,37 @@ inline std::string report_text(const std::string& bytes) {
   return extend::is_utf8(bytes) ? bytes : extend::quoted_token(bytes);
 }
 
-/// Left-out tokens counted by the start of their reason (up to its first ':' or '(').
+/// The start of a left-out reason that names its kind: up to its first ':' or '(' outside a
+/// quoted token ("needs the symbol \":\", which ..." keeps its symbol; "spans a pre-tokenizer
+/// boundary (...): ..." loses the pieces that differ from token to token).
+inline std::string reason_kind(const std::string& reason) {
+  bool quoted = false;
+  std::size_t end = 0;
+  for (; end < reason.size(); ++end) {
+    const char c = reason[end];
+    if (quoted && c == '\\') {
+      ++end;  // an escaped character inside the quotes
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && (c == ':' || c == '(')) {
+      break;
+    }
+  }
+  std::string kind = reason.substr(0, std::min(end, reason.size()));
+  while (!kind.empty() && kind.back() == ' ') kind.pop_back();
+  return kind;
+}
+
+/// Left-out tokens counted by the kind of their reason (reason_kind).
 inline std::map<std::string, std::size_t> left_out_reasons(const extend::bpe_extension& extension) {
   std::map<std::string, std::size_t> reasons;
-  for (const extend::left_out_token& token : extension.left_out) {
-    std::string reason = token.reason.substr(0, token.reason.find_first_of(":("));
-    while (!reason.empty() && reason.back() == ' ') reason.pop_back();
-    ++reasons[reason];
-  }
+  for (const extend::left_out_token& token : extension.left_out) ++reasons[reason_kind(token.reason)];
   return reasons;
+}
+
+/// "1 row", "2 rows".
+inline std::string counted(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 namespace detail {
@@ -164,7 +186,7 @@ inline std::string extend_undertrained_summary(const undertrained_screen& screen
   const detail::indicator_counts counts = detail::count_indicators(screen);
   std::string by = "norm " + std::to_string(counts.norm) + ", cosine " + std::to_string(counts.cosine);
   if (screen.head) by += ", head cosine " + std::to_string(counts.head_cosine);
-  return std::to_string(screen.flagged.size()) + " source rows flagged (" + by + "), " +
+  return counted(screen.flagged.size(), "source row", "source rows") + " flagged (" + by + "), " +
          (screen.synthesised() ? "left out of the new rows' support" : "used (--undertrained report)") +
          ", kept as they are; " + where;
 }
@@ -222,11 +244,11 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
   std::fprintf(stderr,
                "clp-transfer: wrote %s\n"
                "  source             %zu tokens (%s: %td x %td %s)\n"
-               "  asked              %zu tokens (%s)\n"
+               "  asked              %s (%s)\n"
                "  added              %zu (%.1f%% of those asked); intermediates %zu, new characters %zu, "
                "already present %zu, left out %zu\n",
                output.c_str(), o.source.checkpoint.tokenizer.vocabulary.ids.size(), o.source.embedding_name.c_str(),
-               e.rows(), e.cols(), e.dtype_name().c_str(), o.chosen.bytes.size(),
+               e.rows(), e.cols(), e.dtype_name().c_str(), counted(o.chosen.bytes.size(), "token", "tokens").c_str(),
                o.request.tokens_file.empty()
                    ? ("the helper's the source lacks, in " + o.chosen.helper.order + " order").c_str()
                    : o.request.tokens_file.c_str(),
@@ -261,12 +283,13 @@ inline void print_extend_summary(const extend_outcome& o, const std::filesystem:
   const extend_seconds& s = o.seconds;
   std::fprintf(stderr, "  seconds            read %.2f, tokenizer %.2f, synthesize %.2f, write %.2f, total %.2f\n",
                s.read, s.tokenizer, s.synthesize, s.write, s.total);
+  print_output_check(o.output_findings);
+  // The warnings after the summary's last line, not among its lines.
   for (const std::filesystem::path& file : o.files_left_out)
     std::fprintf(stderr, "clp-transfer: warning: %s left out of the output: it holds the old vocabulary\n",
                  file.c_str());
   for (const vocabulary_tensor* t : o.source.plan.with_role(vocabulary_role::warned))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning_text(*t).c_str());
-  print_output_check(o.output_findings);
 }
 
 }  // namespace clp_transfer

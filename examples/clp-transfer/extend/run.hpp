@@ -119,9 +119,12 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
     std::string why = std::to_string(chosen.bytes.size()) + " tokens asked for, " +
                       std::to_string(extension.already_present.size()) + " already present, " +
                       std::to_string(extension.left_out.size()) + " left out";
-    if (!extension.left_out.empty())
-      why += " (the first: " + extend::quoted_token(extension.left_out.front().bytes) + " " +
-             extension.left_out.front().reason + ")";
+    if (!extension.left_out.empty()) {
+      // The first token and the kind of its reason, cut short: a line, not the token's whole text.
+      const std::string& first = extension.left_out.front().bytes;
+      why += " (the first: " + extend::quoted_token(first.substr(0, 32)) + (first.size() > 32 ? "..." : "") + " " +
+             reason_kind(extension.left_out.front().reason) + ")";
+    }
     extend::unsupported(tokenizer.file.string(), "extension adds no token: " + why);
   }
   const loaded_model& source = models.source();

@@ -77,8 +77,19 @@ inline request_texts read_request_texts(const extend_request& request, std::stri
   } else {
     texts.probe = io::read_text_file(request.probe);
     texts.probe_name = request.probe.string();
+    // A probe without a word would report a drift of 0 of 0 words: nothing was measured.
+    if (extend::probe_words(texts.probe).empty())
+      throw clp::invalid_argument(io::about(request.probe),
+                                  "holds no word: --probe names a text in the source's "
+                                  "language to measure drift on");
   }
-  if (!request.probe_new.empty()) texts.probe_new = io::read_text_file(request.probe_new);
+  if (!request.probe_new.empty()) {
+    texts.probe_new = io::read_text_file(request.probe_new);
+    if (extend::probe_words(*texts.probe_new).empty())
+      throw clp::invalid_argument(io::about(request.probe_new),
+                                  "holds no word: --probe-new names a text in the "
+                                  "new language to count tokens a word on");
+  }
   if (!request.tokens_file.empty()) texts.listed = read_token_list(request.tokens_file);
   return texts;
 }

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/system/interruption.hpp"
 #include "io/language_model_config.hpp"
 #include "io/output_folder.hpp"
+#include "io/system/interruption.hpp"
 #include "library_names.hpp"
 #include "token_matching.hpp"
 #include "transfer/output_check.hpp"
@@ -276,6 +276,8 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
   std::fprintf(stderr,
                "  seconds            read %.2f, screen %.2f, synthesize %.2f, write %.2f, check %.2f, total %.2f\n",
                s.read, s.screen, s.synthesize, s.write, s.check, s.total);
+  print_output_check(outcome.output_findings);
+  // The warnings after the summary's last line, not among its lines.
   if (clp && outcome.out_of_proportion())
     std::fprintf(stderr,
                  "clp-transfer: warning: the largest synthesised row norm (%.3g) is more than 4x the median source "
@@ -284,7 +286,6 @@ inline void print_summary(const transfer_outcome& outcome, const std::filesystem
   for (const std::string& warning :
        layout_warnings(outcome.models.source.plan, outcome.config, outcome.models.source.checkpoint.config_file()))
     std::fprintf(stderr, "clp-transfer: warning: %s\n", warning.c_str());
-  print_output_check(outcome.output_findings);
 }
 
 }  // namespace clp_transfer

@@ -37,11 +37,13 @@ void copy_files(const std::string& from, const fs::path& folder, std::initialize
 void write_source(const fs::path& folder, bool torch) {
   copy_files("source", folder, {"config.json", "tokenizer.json", "tokenizer.model"});
   if (torch) {
-    copy_files("source_bin", folder,
-               {"pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin", "pytorch_model.bin.index.json"});
+    copy_files(
+        "source_bin", folder,
+        {"pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin", "pytorch_model.bin.index.json"});
   } else {
-    copy_files("source", folder,
-               {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"});
+    copy_files(
+        "source", folder,
+        {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"});
   }
 }
 
@@ -90,13 +92,15 @@ TEST_CASE("a helper of config.json, tokenizer.model and pytorch_model.bin gives 
   CHECK(folder_entries(sentencepiece.output) ==
         std::vector<std::string>{"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
                                  "model.safetensors.index.json", "tokenizer.model"});
-  CHECK(read_file(sentencepiece.output / "tokenizer.model") == read_file(formats / "helper_sentencepiece" / "tokenizer.model"));
+  CHECK(read_file(sentencepiece.output / "tokenizer.model") ==
+        read_file(formats / "helper_sentencepiece" / "tokenizer.model"));
 }
 
 TEST_CASE("a helper of config.json, vocab.txt and pytorch_model.bin gives its tokenizer.json twin's output") {
   const workspace wordpiece =
       formats_workspace(false, "helper_wordpiece", {"config.json", "vocab.txt", "pytorch_model.bin"});
-  const workspace twin = formats_workspace(false, "helper_wordpiece", {"config.json", "tokenizer.json", "model.safetensors"});
+  const workspace twin =
+      formats_workspace(false, "helper_wordpiece", {"config.json", "tokenizer.json", "model.safetensors"});
   transfer(wordpiece);
   transfer(twin);
   check_same_weights(wordpiece.output, twin.output);
@@ -104,8 +108,10 @@ TEST_CASE("a helper of config.json, vocab.txt and pytorch_model.bin gives its to
 }
 
 TEST_CASE("a source of sharded pytorch_model-0000N-of-00002.bin gives its sharded safetensors twin's output") {
-  const workspace torch = formats_workspace(true, "helper_sentencepiece", {"config.json", "tokenizer.json", "model.safetensors"});
-  const workspace twin = formats_workspace(false, "helper_sentencepiece", {"config.json", "tokenizer.json", "model.safetensors"});
+  const workspace torch =
+      formats_workspace(true, "helper_sentencepiece", {"config.json", "tokenizer.json", "model.safetensors"});
+  const workspace twin =
+      formats_workspace(false, "helper_sentencepiece", {"config.json", "tokenizer.json", "model.safetensors"});
   transfer(torch);
   transfer(twin);
   check_same_weights(torch.output, twin.output);
@@ -131,6 +137,14 @@ TEST_CASE("refused: a pickle that names os.system or builtins.eval, by the globa
     expect_refusal(source, shard, {"names the global", global, "nothing in the file was run"});
     CHECK(!fs::exists(trace));
   }
+}
+
+TEST_CASE("refused: a shard its index lists is missing, the index named beside it") {
+  const workspace source =
+      formats_workspace(true, "helper_sentencepiece", {"config.json", "tokenizer.json", "model.safetensors"});
+  const fs::path shard = source.pair.source.folder / "pytorch_model-00002-of-00002.bin";
+  fs::remove(shard);
+  expect_refusal(source, shard, {"cannot open", "a shard pytorch_model.bin.index.json lists"});
 }
 
 TEST_CASE("refused: a tokenizer.model that disagrees with the tokenizer.json beside it") {

@@ -630,6 +630,28 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
     return args;
   };
   const fs::path formats = data_dir / "checkpoint_formats";
+  // A list of random bytes: nothing can be added, and the line that says so stays a line (the
+  // first token and its reason cut short; check_refusal asks for under 600 characters).
+  {
+    std::string noise;
+    std::uint64_t state = 7;
+    for (int i = 0; i < 3000; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const char c = static_cast<char>(state >> 56);
+      noise += (i % 61 == 60) ? '\n' : (c == '\n' || c == '\r' ? 'x' : c);
+    }
+    write_file(dir / "noise.txt", noise + "\n");
+    check_refusal(dir, "extend-token-list", {"--source", en_large.string(), "--tokens", (dir / "noise.txt").string()},
+                  (en_large / "tokenizer.json").string(), "extension adds no token");
+  }
+  // A probe without a word would measure a drift of 0 of 0 words.
+  write_file(dir / "empty-probe.txt", " \n\t\n");
+  check_refusal(dir, "extend-probe",
+                with_helper({"--source", en_large.string(), "--probe", (dir / "empty-probe.txt").string()}),
+                (dir / "empty-probe.txt").string(), "holds no word");
+  check_refusal(dir, "extend-probe",
+                with_helper({"--source", en_large.string(), "--probe-new", (dir / "empty-probe.txt").string()}),
+                (dir / "empty-probe.txt").string(), "holds no word");
   // A SentencePiece model of type word: no merges and no scores to place a new piece by.
   write_file(dir / "spiece.model",
              clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries({"<unk>", "<s>", "</s>",

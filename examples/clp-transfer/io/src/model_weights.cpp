@@ -91,7 +91,15 @@ void model_weights::open_shards() {
       malformed(index_path_, "shard " + quoted_name(name) + " would be written as " + quoted_name(output) +
                                  ", the name of another output file");
     outputs.push_back(output);
-    shards_.emplace_back(folder_ / name, format_);
+    try {
+      shards_.emplace_back(folder_ / name, format_);
+    } catch (const io_error& e) {
+      // A shard that cannot be opened (missing, unreadable): the message names the index too,
+      // whose weight_map is what asked for the file.
+      if (e.file() != folder_ / name) throw;
+      throw io_error(e.file(), e.problem() + " (a shard " + index_path_.filename().string() + " lists)", e.tensor(),
+                     e.offset());
+    }
   }
   for (const auto& [tensor, shard] : index_["weight_map"].items()) {
     const auto position = std::find(names.begin(), names.end(), shard.get<std::string>());
