@@ -47,6 +47,15 @@ if [[ -n $untested ]]; then
   echo "in docs/troubleshooting.md but driven by no test under tests/program:"; sed 's/^/  /' <<<"$untested"
   status=1
 fi
+# Every kind of finding verify reports (verify/finding.hpp's kind_name) has its row, with what to
+# do, in the page's table of findings.
+kinds=$(grep -oE 'return "[a-z-]+";' "$root/examples/clp-transfer/verify/finding.hpp" | sed -E 's/return "(.*)";/\1/')
+[[ -n $kinds ]] || { echo "no finding kinds read from verify/finding.hpp"; status=1; }
+for kind in $kinds; do
+  if ! grep -q "^| \`$kind\` |" "$page"; then
+    echo "verify's finding $kind has no row in docs/troubleshooting.md's table of findings"; status=1
+  fi
+done
 if [[ $status -eq 0 ]]; then
   echo "docs/troubleshooting.md lists the $(wc -l <<<"$page_ids") refusals and warnings the tests drive"
 fi

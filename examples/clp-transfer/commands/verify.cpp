@@ -27,12 +27,15 @@ struct verify_options {
   bool quiet = false;
 };
 
-/// The findings on stdout (one line each, or the JSON report), and how many on stderr.
+/// The findings on stdout (one line each, then what to do about it; or the JSON report), and how
+/// many on stderr.
 void print_findings(const verify_options& options, const std::vector<verify::finding>& findings) {
   if (options.json) {
     std::printf("%s\n", verify::findings_json(options.folder, findings).dump(2).c_str());
   } else {
-    for (const verify::finding& finding : findings) std::printf("%s\n", finding.line().c_str());
+    for (const verify::finding& finding : findings)
+      std::printf("%s\n  what to do: %s\n", finding.line().c_str(),
+                  std::string(verify::what_to_do(finding.kind)).c_str());
   }
   if (!options.quiet)
     std::fprintf(stderr, "clp-transfer: verify %s: %s\n", options.folder.c_str(),

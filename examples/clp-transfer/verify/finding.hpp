@@ -56,6 +56,36 @@ inline std::string_view kind_name(finding_kind kind) {
   return "zero-row";
 }
 
+/// What to do about a finding of kind `kind`, in one line (docs/troubleshooting.md lists the
+/// same, with what each breaks).
+inline std::string_view what_to_do(finding_kind kind) {
+  switch (kind) {
+    case finding_kind::unreadable:
+      return "download the file again (a copy cut short or damaged), or make it readable";
+    case finding_kind::no_embedding:
+      return "name the input embedding with --embedding-tensor";
+    case finding_kind::vocab_size:
+      return "make config.json's vocab_size the rows of the per-token tensors (a tool that grew the tokenizer "
+             "without the matrices, or the other way round, left them apart)";
+    case finding_kind::token_id:
+      return "use the tokenizer the weights were trained with, or grow the matrices with the tokenizer "
+             "(clp-transfer extend does both)";
+    case finding_kind::tie_flag:
+      return "set tie_word_embeddings to what the tensors are: true only where the head is the embedding";
+    case finding_kind::special_id:
+      return "point the id at the tokenizer's token for that role, or add the token to the tokenizer";
+    case finding_kind::tokenizer_files:
+      return "keep the files of one tokenizer: delete the stale file or write it again from the other";
+    case finding_kind::non_finite:
+      return "download the checkpoint again; if it holds them as published, the training diverged: use an earlier "
+             "step";
+    case finding_kind::zero_row:
+      break;
+  }
+  return "a row the model never trained: give it a row before the token is used (clp-transfer extend makes the "
+         "rows of the tokens it adds)";
+}
+
 /// One thing wrong with a model folder.
 struct finding {
   finding_kind kind = finding_kind::unreadable;
@@ -65,9 +95,12 @@ struct finding {
   /// The line the command prints: "<file>: <message>".
   std::string line() const { return file.string() + ": " + message; }
 
-  /// {"kind", "file", "message"}.
+  /// {"kind", "file", "message", "what_to_do"}.
   nlohmann::ordered_json to_json() const {
-    return {{"kind", kind_name(kind)}, {"file", file.string()}, {"message", message}};
+    return {{"kind", kind_name(kind)},
+            {"file", file.string()},
+            {"message", message},
+            {"what_to_do", std::string(what_to_do(kind))}};
   }
 };
 

@@ -60,7 +60,8 @@ nlohmann::json findings_of(const program_result& result, const fs::path& folder)
 }
 
 /// Checks that verify finds exactly one thing in `folder`: of `kind`, naming `file`, its message
-/// holding every key word; and that the text output is that one line, "<file>: ...", exit 1.
+/// holding every key word, with what to do; and that the text output is that finding's line,
+/// "<file>: ...", then "  what to do: ...", exit 1.
 void check_single_finding(const fs::path& folder, const std::string& kind, const fs::path& file,
                           std::initializer_list<std::string_view> key_words) {
   const program_result json = verify_json(folder);
@@ -75,10 +76,12 @@ void check_single_finding(const fs::path& folder, const std::string& kind, const
     INFO("key word: ", word);
     CHECK(message.find(word) != std::string::npos);
   }
+  const std::string what_to_do = findings[0].at("what_to_do");
+  CHECK(!what_to_do.empty());
   const program_result text = run_program({"verify", folder.string(), "--quiet"});
   CHECK(text.exit_status == 1);
   CHECK(text.err.empty());
-  CHECK(text.out == file.string() + ": " + message + "\n");
+  CHECK(text.out == file.string() + ": " + message + "\n  what to do: " + what_to_do + "\n");
 }
 
 /// Checks that verify finds nothing in `folder`: exit 0, nothing on stdout, the count on stderr.
