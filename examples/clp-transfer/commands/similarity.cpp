@@ -93,6 +93,12 @@ void print(const similarity_arguments& args, const clp::knn_overlap_result& resu
 
 void run_similarity(const similarity_arguments& args) {
   args.execution.check();
+  // What the options mean without the models, checked before either is read; the bounds that
+  // need the vocabulary's size come after.
+  if (args.k < 1) throw clp::invalid_argument(option_facts("--k"), "must be at least 1, not " + std::to_string(args.k));
+  if (args.sample < 0)
+    throw clp::invalid_argument(option_facts("--sample"),
+                                "must be 0 (all tokens) or more, not " + std::to_string(args.sample));
   const hf_checkpoint a = hf_checkpoint::read(args.a), b = hf_checkpoint::read(args.b);
   if (a.tokenizer.vocabulary.ids != b.tokenizer.vocabulary.ids)
     throw clp::invalid_argument(io::about(args.b), "does not share the tokenizer of " + args.a.string() +
