@@ -21,6 +21,7 @@
 #include "extend/read_bpe_model.hpp"
 #include "extend/token_choice.hpp"
 #include "extend/tokenizer_writing.hpp"
+#include "javascript_client.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
 #include "support/skip.hpp"
@@ -36,9 +37,7 @@ using clp_test::write_file;
 
 const std::filesystem::path models_dir = CLP_EXAMPLE_MODELS_DIR;
 const std::filesystem::path probes_dir = models_dir.parent_path() / "clp-transfer" / "extend" / "probes";
-const std::filesystem::path client_script = clp_test::data_dir.parent_path() / "tokenizer_client" / "tokenize.mjs";
-const std::filesystem::path client_package =
-    clp_test::data_dir / "fetched" / "tokenizers-js" / "package" / "dist" / "tokenizers.mjs";
+const std::filesystem::path& client_package = tokenizer_client::javascript_package;
 
 /// Text in many scripts, digits, contractions, runs of spaces and line breaks.
 const std::string mixed_text =
@@ -48,12 +47,6 @@ const std::string mixed_text =
     "quotes\xE2\x80\x9C \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E "
     "\xD1\x80\xD1\x83\xD1\x81\xD1\x81\xD0\xBA\xD0\xB8\xD0\xB9 \xCE\xB5\xCE\xBB \xF0\x9F\x98\x80 x\xC2\xB2+y\xC2\xB2 "
     "\xD9\xA1\xD9\xA2\n";
-
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 /// Whether node and the client package are here; marks the running case skipped when not.
 bool client_available() {
@@ -71,14 +64,7 @@ bool client_available() {
 /// The client's answer to `request` ({"encode": [...], "decode": [...]}) for the tokenizer in
 /// `folder`.
 nlohmann::json ask_client(const std::filesystem::path& folder, const nlohmann::json& request) {
-  clp_test::temp_dir dir;
-  write_file(dir / "request.json", request.dump());
-  const std::string command = "node " + shell_quoted(client_script.string()) + " " +
-                              shell_quoted(client_package.string()) + " " + shell_quoted(folder.string()) + " " +
-                              shell_quoted((dir / "request.json").string()) + " " +
-                              shell_quoted((dir / "answer.json").string());
-  REQUIRE(std::system(command.c_str()) == 0);
-  return nlohmann::json::parse(read_file(dir / "answer.json"));
+  return tokenizer_client::ask_javascript(folder, request);
 }
 
 std::vector<token_id> ids_of(const nlohmann::json& ids) { return ids.get<std::vector<token_id>>(); }

@@ -24,6 +24,7 @@
 #include "extend/tokenizer_writing.hpp"
 #include "extend/unigram_model.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
+#include "javascript_client.hpp"
 #include "support/files.hpp"
 #include "support/real_tokenizers.hpp"
 #include "support/sentencepiece_bytes.hpp"
@@ -37,6 +38,9 @@ namespace {
 using namespace clp_transfer::extend;
 using clp_test::read_file;
 using clp_test::write_file;
+using tokenizer_client::ask_javascript;
+using tokenizer_client::javascript_package;
+using tokenizer_client::shell_quoted;
 
 const std::filesystem::path models_dir = CLP_EXAMPLE_MODELS_DIR;
 const std::filesystem::path probes_dir = models_dir.parent_path() / "clp-transfer" / "extend" / "probes";
@@ -49,12 +53,6 @@ const std::string mixed_text =
     "\xC3\x9C"
     "ber \xC3\xA4ndern \xE2\x80\x9E"
     "quotes\xE2\x80\x9C \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E \xD1\x80\xD1\x83\xD1\x81 \xF0\x9F\x98\x80 x\xC2\xB2";
-
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 /// SentencePiece's answer to `request` (see sentencepiece_client.py) for the model `model`;
 /// null, the case marked skipped, where python3 or its sentencepiece module is absent.
@@ -74,23 +72,6 @@ nlohmann::json ask_sentencepiece(const std::filesystem::path& model, const nlohm
 }
 
 std::vector<token_id> ids_of(const nlohmann::json& ids) { return ids.get<std::vector<token_id>>(); }
-
-const std::filesystem::path javascript_client = clp_test::data_dir.parent_path() / "tokenizer_client" / "tokenize.mjs";
-const std::filesystem::path javascript_package =
-    clp_test::data_dir / "fetched" / "tokenizers-js" / "package" / "dist" / "tokenizers.mjs";
-
-/// Hugging Face's JavaScript tokenizers' answer to `request` for the tokenizer.json in `folder`
-/// (test_extend_client.cpp's client, tokenize.mjs).
-nlohmann::json ask_javascript(const std::filesystem::path& folder, const nlohmann::json& request) {
-  clp_test::temp_dir dir;
-  write_file(dir / "request.json", request.dump());
-  const std::string command = "node " + shell_quoted(javascript_client.string()) + " " +
-                              shell_quoted(javascript_package.string()) + " " + shell_quoted(folder.string()) + " " +
-                              shell_quoted((dir / "request.json").string()) + " " +
-                              shell_quoted((dir / "answer.json").string());
-  REQUIRE(std::system(command.c_str()) == 0);
-  return nlohmann::json::parse(read_file(dir / "answer.json"));
-}
 
 /// The model's bytes with normalizer_spec.add_dummy_prefix false: a second normalizer_spec
 /// (field 3) holding only that field, which a protobuf parser merges into the first. What the

@@ -73,6 +73,18 @@ inline void check_sentencepiece(const io::sentencepiece_model& model, const std:
   if (const auto why = sentencepiece_refusal(model)) unsupported(origin, "SentencePiece model " + *why);
 }
 
+/// How a SentencePiece model `spec` turns text into what its model encodes: "▁" for a space,
+/// one before the text with the dummy prefix, the whole text one piece; `kind` ("BPE",
+/// "Unigram") for the description.
+inline text_rules sentencepiece_text_rules(const io::sentencepiece_model& spec, const std::string& kind) {
+  text_rules rules;
+  rules.spelling = symbol_spelling::metaspace;
+  rules.prepend = spec.add_dummy_prefix ? space_mark_prepend::always : space_mark_prepend::never;
+  rules.split_at_space_marks = false;
+  rules.description = "SentencePiece " + kind + ", '\xE2\x96\x81' for spaces, whole text";
+  return rules;
+}
+
 /// The bpe_model SentencePiece's BPE encoder behaves as, for `pieces` (id = position) under
 /// `spec`'s normaliser and trainer options (see the file's comment).
 inline bpe_model sentencepiece_bpe_model(const std::vector<io::sentencepiece_piece>& pieces,
@@ -105,10 +117,7 @@ inline bpe_model sentencepiece_bpe_model(const std::vector<io::sentencepiece_pie
     model.merges.insert(model.merges.end(), splits.begin(), splits.end());
   }
   model.byte_fallback = spec.byte_fallback;
-  model.rules.spelling = symbol_spelling::metaspace;
-  model.rules.prepend = spec.add_dummy_prefix ? space_mark_prepend::always : space_mark_prepend::never;
-  model.rules.split_at_space_marks = false;
-  model.rules.description = "SentencePiece BPE, '\xE2\x96\x81' for spaces, whole text";
+  model.rules = sentencepiece_text_rules(spec, "BPE");
   return model;
 }
 

@@ -39,6 +39,7 @@
 #include "extend/extension.hpp"
 #include "extend/pre_tokenizer.hpp"
 #include "extend/refusal.hpp"
+#include "extend/sentencepiece_bpe.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
 
 namespace clp_transfer::extend {
@@ -65,10 +66,7 @@ inline unigram_model sentencepiece_unigram_model(const io::sentencepiece_model& 
     if (piece.type == io::piece_type::unknown) model.unknown = static_cast<token_id>(id);
   }
   model.byte_fallback = spec.byte_fallback;
-  model.rules.spelling = symbol_spelling::metaspace;
-  model.rules.prepend = spec.add_dummy_prefix ? space_mark_prepend::always : space_mark_prepend::never;
-  model.rules.split_at_space_marks = false;
-  model.rules.description = "SentencePiece Unigram, '\xE2\x96\x81' for spaces, whole text";
+  model.rules = sentencepiece_text_rules(spec, "Unigram");
   return model;
 }
 
