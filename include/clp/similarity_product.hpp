@@ -26,7 +26,9 @@
 /// to float32's rounding, so a neighbour set can differ from the float32 path's where two
 /// cosines are within that rounding of each other, as often as float32 and float64 disagree.
 /// The report's negative_sum_rows comes from the product's own cosines (the policies never
-/// read the sum); no_positive_rows from the rescored largest cosine.
+/// read the sum); no_positive_rows from the rescored largest cosine. The engine keeps the
+/// normalised overlap rows it prepares the product from (n_overlap x d float32) for the whole
+/// synthesis, beside the tile budget, to rescore from.
 ///
 /// A bound of 0 for a row means the product's cosines are final for that row: the policy
 /// chooses from the whole row as the float32 path does, nothing is rescored (a product that

@@ -131,8 +131,8 @@ inline Index collect_candidates(const float* cosines, Index n, Index k, double m
 
 /// The rescored cosines of query row `query` with overlap rows ids[0..n), into value[0..n),
 /// read from the pass's normalised overlap rows (run_pass gathers them whenever a product
-/// serves); each row is asked for two rows ahead of its use: rescoring reads rows scattered
-/// over the whole overlap, and waiting for each was most of its time.
+/// serves). The rows lie scattered over the whole overlap, so each is asked for two rows ahead
+/// of its use.
 inline void rescore_rows(const block_context& context, const float* query, const Index* ids, Index n, float* value) {
   constexpr Index ahead = 2;
   const Index d = context.plan.d_helper;

@@ -367,8 +367,9 @@ std::vector<synthesis_report> run_pass(const std::vector<pass_job<Policy>>& jobs
   const bool use_product = product_serves(states, plan, product);
   // The caller's product is prepared from the normalised overlap rows, and its candidates are
   // rescored from them: gathered once, they stay for the blocks even where the plan does not
-  // keep the panels resident (rescoring reads a few dozen rows scattered over the overlap per
-  // missing row; gathering each from the helper again was a tenth of the blocks' time).
+  // keep the panels resident, so that rescoring, which reads rows scattered over the whole
+  // overlap, reads them in place instead of gathering each from the helper's dtype again. They
+  // cost n_overlap x d_helper floats beside the tile budget (similarity_product.hpp).
   scratch_buffer<float> helper_rows;
   if (plan.resident || use_product)
     gather_helper_rows(helper, overlap, inverse_norm, helper_rows.reserve(std::size_t(overlap.size() * helper.cols())),
