@@ -103,7 +103,7 @@ void add_model_options(CLI::App& command, extend_options& options) {
 }
 
 void add_output_flags(CLI::App& command, extend_options& options) {
-  command.add_flag("--force", options.target.force, "Replace an existing output (only after success)");
+  command.add_flag("--force", options.target.force, "Replace an existing output model folder (only after success)");
   command.add_flag("--fsync", options.target.fsync, "Flush the output to disk before moving it into place");
   command.add_flag("--quiet", options.quiet, "Print errors only");
 }

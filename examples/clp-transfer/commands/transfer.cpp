@@ -44,7 +44,7 @@ void add_model_options(CLI::App& command, transfer_options& options) {
 }
 
 void add_output_flags(CLI::App& command, transfer_options& options) {
-  command.add_flag("--force", options.target.force, "Replace an existing output (only after success)");
+  command.add_flag("--force", options.target.force, "Replace an existing output model folder (only after success)");
   command.add_flag("--fsync", options.target.fsync,
                    "Flush the output to disk before moving it into place, so it survives a power loss (runs at the "
                    "disk's write speed; always done when --force replaces an existing output)");

@@ -25,6 +25,7 @@
 #include "extend/tokenizer_writing.hpp"
 #include "extend/unigram_model.hpp"
 #include "io/errors.hpp"
+#include "io/hf_checkpoint.hpp"
 #include "io/json/file.hpp"
 #include "io/tokenizer/files.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
@@ -106,8 +107,7 @@ inline std::optional<sentencepiece_source> companion_model(const std::filesystem
 /// or that file's model is not a BPE that extend reproduces exactly (clp::invalid_argument, in
 /// read_bpe_model's words), or the file is malformed.
 inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folder) {
-  std::error_code ignored;  // refused as transfer refuses it: missing, or not a folder
-  if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
+  io::require_model_folder(folder);  // refused as every command refuses it
   const std::optional<io::vocabulary_source> found = io::find_vocabulary_file(folder);
   if (!found) io::no_vocabulary_file(folder);
   source_tokenizer tokenizer;

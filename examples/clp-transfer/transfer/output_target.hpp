@@ -30,9 +30,6 @@ struct output_target {
     return fsync || std::filesystem::exists(folder, ignored);
   }
 
-  /// Refuses, before any work, what would otherwise end a long run in an error: an output or
-  /// report in the way (without --force), a missing parent folder, an output that is one of
-  /// `inputs` (the model folders the run reads). Throws clp::invalid_argument naming the path.
   /// One warning line per staging folder an earlier run on the output left beside it.
   void warn_of_staging_folders() const {
     for (const std::filesystem::path& left : io::staging_folders_of(folder))
@@ -43,14 +40,32 @@ struct output_target {
                    io::without_trailing_separator(folder).c_str());
   }
 
+  /// Refuses, before any work, what would otherwise end a long run in an error or replace what
+  /// the user did not mean to: an output or report in the way (without --force), an existing
+  /// output --force may not replace (a file, a folder without config.json), a report that is a
+  /// folder or lies inside the output, a missing parent folder, an output that is one of `inputs`
+  /// (the model folders the run reads) or a report inside one. Throws clp::invalid_argument
+  /// naming the path.
   void check(const std::vector<std::filesystem::path>& inputs) const {
     io::check_output_available(folder, force);
-    if (!report.empty()) io::check_output_available(report, force);  // the same checks, for a file
+    if (force) io::check_replaceable_folder(folder);
+    if (!report.empty()) {
+      if (io::is_within(report, folder))
+        throw clp::invalid_argument(io::about(report), (io::is_within(folder, report) ? "is also the output"
+                                                                                        : "is inside the output " +
+                                                                                              folder.string()) +
+                                                           ", which is written whole; write the report beside it");
+      io::check_output_available(report, force);  // the same checks, for a file
+      io::check_replaceable_file(report);
+    }
     for (const std::filesystem::path& input : inputs) {
       std::error_code ignored;
       if (std::filesystem::equivalent(io::without_trailing_separator(folder), input, ignored))
         throw clp::invalid_argument(io::about(folder),
                                     "is the input model " + input.string() + "; refusing to replace it");
+      if (!report.empty() && io::is_within(report, input))
+        throw clp::invalid_argument(io::about(report),
+                                    "is inside the input model " + input.string() + "; refusing to write into it");
     }
   }
 };

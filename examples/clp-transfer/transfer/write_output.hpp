@@ -2,6 +2,7 @@
 // only once complete (and the report written beside it).
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -72,8 +73,14 @@ inline void commit_output(io::staging_directory& staging, bool durable, const ou
     }
     // The rename itself: best effort, since the output is already in place and complete.
     if (durable) io::try_flush_to_disk(io::parent_directory(io::without_trailing_separator(target.folder)));
-    if (!partial_report.empty() && std::rename(partial_report.c_str(), target.report.c_str()) != 0)
+    if (!partial_report.empty() && std::rename(partial_report.c_str(), target.report.c_str()) != 0) {
+      const int code = errno;
+      std::error_code ignored;
+      std::filesystem::remove(partial_report, ignored);
+      io::forget_on_interruption(partial_report);
+      errno = code;
       io::failed(target.report, "cannot move the report into place");
+    }
     if (!partial_report.empty()) io::forget_on_interruption(partial_report);
   });
 }

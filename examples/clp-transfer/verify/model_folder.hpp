@@ -113,8 +113,7 @@ inline model_json_files read_json_files(const std::filesystem::path& folder, std
 /// config.json, weights and a tokenizer: nothing there to verify.
 /// @param[in] folder  model folder
 inline folder_contents read_folder_contents(const std::filesystem::path& folder) {
-  std::error_code ignored;
-  if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
+  io::require_model_folder(folder);
   folder_contents contents;
   contents.folder = folder;
   contents.json = detail::read_json_files(folder, contents.findings);
@@ -129,8 +128,6 @@ inline folder_contents read_folder_contents(const std::filesystem::path& folder)
                                  "no tokenizer (tokenizer.json, vocab.json, a SentencePiece model or vocab.txt); "
                                  "the model cannot be given text, and its token ids cannot be checked"});
   }
-  if (!std::filesystem::exists(folder / "config.json", ignored) && !contents.weights && !source)
-    io::malformed(folder, "no config.json, weights or tokenizer: not a model folder");
   return contents;
 }
 

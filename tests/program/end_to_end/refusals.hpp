@@ -37,10 +37,11 @@ inline void expect_refusal(const workspace& ws, const fs::path& culprit,
   CHECK(folder_entries(ws.out_parent).empty());
 
   fs::create_directories(ws.output);
+  write_file(ws.output / "config.json", "{}");  // a model folder, which --force may replace
   write_file(ws.output / "keep.txt", "old model");
   quiet.push_back("--force");
   check_error_line(run_program(ws.transfer(quiet)), culprit.string(), key_words);
-  CHECK(folder_entries(ws.output) == std::vector<std::string>{"keep.txt"});
+  CHECK(folder_entries(ws.output) == std::vector<std::string>{"config.json", "keep.txt"});
   CHECK(read_file(ws.output / "keep.txt") == "old model");
   CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
   fs::remove_all(ws.output);

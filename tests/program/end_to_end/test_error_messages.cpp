@@ -132,6 +132,24 @@ TEST_CASE("error messages: the paths a command is given, in every command") {
   refused("not-a-folder", run_program({"similarity", file, helper}), file);
   refused("not-a-folder", run_program({"verify", file}), file, 2);
 
+  // extend says it in the same words as the others (the line past the "error: " is the same).
+  const auto message = [](const program_result& result) { return result.err.substr(result.err.find(": ") + 2); };
+  const program_result transfer_missing = run_program(
+      {"transfer", "--source", missing, "--helper", helper, "--output", ws.output.string(), "--quiet"});
+  const program_result extend_missing =
+      run_program({"extend", "--source", missing, "--helper", helper, "--output", ws.output.string(), "--quiet"});
+  refused("missing-path", extend_missing, missing);
+  CHECK(message(extend_missing) == message(transfer_missing));
+  CHECK(message(run_program({"similarity", missing, helper})) == message(transfer_missing));
+  const program_result extend_file =
+      run_program({"extend", "--source", file, "--helper", helper, "--output", ws.output.string(), "--quiet"});
+  refused("not-a-folder", extend_file, file);
+  CHECK(message(extend_file) == message(run_program({"similarity", file, helper})));
+  refused("not-a-folder",
+          run_program({"extend", "--source", (shipped / "en-large").string(), "--helper", file, "--output",
+                       ws.output.string(), "--quiet"}),
+          file);
+
   fs::remove(ws.pair.helper.folder / "config.json");
   refused("cannot-open", transfer(ws), (ws.pair.helper.folder / "config.json").string());
   CHECK(folder_entries(ws.out_parent).empty());
@@ -507,6 +525,22 @@ TEST_CASE("error messages: the output") {
   refused("output-parent-missing", transfer(ws, {"--report", orphan.string()}), orphan.string());
   refused("output-is-input", run_program(ws.transfer({"--quiet", "--force"}, ws.pair.source.folder)),
           ws.pair.source.folder.string());
+  // --force replaces a model folder, not a file or a folder of something else.
+  const fs::path mine = ws.dir / "mine";
+  fs::create_directories(mine);
+  write_file(mine / "thesis.tex", "mine");
+  refused("output-not-replaceable", run_program(ws.transfer({"--quiet", "--force"}, mine)), mine.string());
+  refused("output-not-replaceable", run_program(ws.transfer({"--quiet", "--force"}, mine / "thesis.tex")),
+          (mine / "thesis.tex").string());
+  CHECK(read_file(mine / "thesis.tex") == "mine");
+  fs::remove_all(mine);
+  // A report inside the output (written whole), or inside an input model, or a folder.
+  refused("report-misplaced", transfer(ws, {"--report", ws.output.string()}), ws.output.string());
+  refused("report-misplaced", transfer(ws, {"--report", (ws.output / "report.json").string()}),
+          (ws.output / "report.json").string());
+  refused("report-misplaced", transfer(ws, {"--report", (ws.pair.source.folder / "report.json").string()}),
+          (ws.pair.source.folder / "report.json").string());
+  refused("report-misplaced", transfer(ws, {"--report", ws.out_parent.string(), "--force"}), ws.out_parent.string());
   refused("write-failed", run_program(ws.transfer({"--quiet"}, "/proc/clp-transfer-test-output")), "/proc/");
   CHECK(folder_entries(ws.out_parent).empty());
 }
@@ -520,11 +554,27 @@ TEST_CASE("error messages: the synthesis") {
   CHECK(folder_entries(ws.out_parent).empty());
 }
 
-TEST_CASE("error messages: verify on a folder that is no model folder") {
+TEST_CASE("error messages: a folder that is no model folder, in every command that reads one") {
   const workspace ws = gpt2_workspace();
-  fs::create_directories(ws.dir / "empty");
-  refused("verify-not-a-model-folder", run_program({"verify", (ws.dir / "empty").string()}),
-          (ws.dir / "empty").string(), 2);
+  const fs::path empty = ws.dir / "empty";
+  fs::create_directories(empty);
+  const std::string helper = ws.pair.helper.folder.string(), output = ws.output.string();
+  const std::vector<std::vector<std::string>> runs{
+      {"transfer", "--source", empty.string(), "--helper", helper, "--output", output, "--quiet"},
+      {"extend", "--source", empty.string(), "--helper", helper, "--output", output, "--quiet"},
+      {"evaluate", "--source", helper, "--helper", empty.string(), "--quiet"},
+      {"similarity", empty.string(), helper}};
+  std::vector<std::string> lines;
+  for (const std::vector<std::string>& args : runs) {
+    const program_result result = run_program(args);
+    refused("not-a-model-folder", result, empty.string());
+    lines.push_back(result.err);
+  }
+  const program_result verified = run_program({"verify", empty.string()});
+  refused("not-a-model-folder", verified, empty.string(), 2);  // verify's status for a refusal
+  lines.push_back(verified.err);
+  for (const std::string& line : lines) CHECK(line == lines.front());  // the same words in every command
+  CHECK(folder_entries(ws.out_parent).empty());
 }
 
 TEST_CASE("warnings: one line each, naming the file or tensor") {

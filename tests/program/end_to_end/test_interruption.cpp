@@ -61,11 +61,12 @@ TEST_CASE("interrupted: transfer stopped by SIGINT, SIGTERM or SIGHUP at any poi
     }
   // With --force over an existing output, the old one stays as it was: the commit never started.
   fs::create_directories(ws.output);
+  write_file(ws.output / "config.json", "{}");  // a model folder, which --force may replace
   write_file(ws.output / "keep.txt", "old model");
   check_interrupted(run_signalled(ws.transfer({"--force", "--report", report.string(), "--quiet"}), "commit", "INT"),
                     signals[0]);
   CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
-  CHECK(folder_entries(ws.output) == std::vector<std::string>{"keep.txt"});
+  CHECK(folder_entries(ws.output) == std::vector<std::string>{"config.json", "keep.txt"});
   CHECK(read_file(ws.output / "keep.txt") == "old model");
 }
 

@@ -203,10 +203,11 @@ TEST_CASE("refused: NaN or infinity with a baseline method, which reads no helpe
 TEST_CASE("an existing output is refused without --force and left untouched") {
   const workspace ws = gpt2_workspace();
   fs::create_directories(ws.output);
+  write_file(ws.output / "config.json", "{}");  // a model folder, which --force may replace
   write_file(ws.output / "keep.txt", "old model");
   const program_result result = run_program(ws.transfer({"--quiet"}));
   check_error_line(result, ws.output.string(), {"already exists", "--force"});
-  CHECK(folder_entries(ws.output) == std::vector<std::string>{"keep.txt"});
+  CHECK(folder_entries(ws.output) == std::vector<std::string>{"config.json", "keep.txt"});
   CHECK(read_file(ws.output / "keep.txt") == "old model");
   CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
 }
@@ -214,6 +215,7 @@ TEST_CASE("an existing output is refused without --force and left untouched") {
 TEST_CASE("--force replaces an existing output only after success") {
   const workspace ws = gpt2_workspace();
   fs::create_directories(ws.output);
+  write_file(ws.output / "config.json", "{}");  // a model folder, which --force may replace
   write_file(ws.output / "keep.txt", "old model");
 
   // A run that fails late (bad data in the source embedding) must leave the old output whole.
@@ -221,7 +223,7 @@ TEST_CASE("--force replaces an existing output only after success") {
   const std::string good_weights = read_file(weights);
   poke(weights, ws.pair.source.embedding_name, 0, 0, std::numeric_limits<float>::quiet_NaN());
   check_error_line(run_program(ws.transfer({"--force", "--quiet"})), weights.string(), {"NaN or infinite"});
-  CHECK(folder_entries(ws.output) == std::vector<std::string>{"keep.txt"});
+  CHECK(folder_entries(ws.output) == std::vector<std::string>{"config.json", "keep.txt"});
   CHECK(read_file(ws.output / "keep.txt") == "old model");
   CHECK(folder_entries(ws.out_parent) == std::vector<std::string>{"model"});
 

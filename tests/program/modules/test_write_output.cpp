@@ -113,3 +113,50 @@ TEST_CASE("output_target: an output in the way, a report in the way or an input 
   CHECK_FALSE(refused(target, {dir / "model"}));
   CHECK_FALSE(target.durable());
 }
+
+TEST_CASE("output_target: --force replaces only a model folder, and a report is a file outside the output and the inputs") {
+  temp_dir dir;
+  write_model(dir / "model", {1, 2, 3, 4, 5, 6, 7, 8});
+  const auto refused = [](const output_target& target, const std::vector<fs::path>& inputs) {
+    return refusal_of([&] { target.check(inputs); });
+  };
+  const clp::error_kind invalid = clp::error_kind::invalid_argument;
+  output_target target;
+  target.force = true;
+  // What --force may replace: a folder with a config.json (an output of this program), or an empty one.
+  fs::create_directories(dir / "old");
+  write_file(dir / "old" / "config.json", "{}");
+  target.folder = dir / "old";
+  CHECK_FALSE(refused(target, {dir / "model"}));
+  fs::create_directories(dir / "empty");
+  target.folder = dir / "empty";
+  CHECK_FALSE(refused(target, {}));
+  // ... and not a file, nor a folder that is not a model's (a home folder given by mistake).
+  write_file(dir / "notes.txt", "mine");
+  target.folder = dir / "notes.txt";
+  check_refusal(refused(target, {}), invalid, target.folder, {"is a file", "--force"});
+  fs::create_directories(dir / "home");
+  write_file(dir / "home" / "thesis.tex", "mine");
+  target.folder = dir / "home";
+  check_refusal(refused(target, {}), invalid, target.folder, {"no config.json", "not a model folder"});
+  target.folder = dir / "home" / "";
+  check_refusal(refused(target, {}), invalid, dir / "home", {"no config.json"});
+
+  target.folder = dir / "new";
+  target.report = dir / "new";  // the report in the output's place, or inside it
+  check_refusal(refused(target, {}), invalid, target.report, {"is also the output", "beside it"});
+  target.report = dir / "new" / "report.json";
+  check_refusal(refused(target, {}), invalid, target.report, {"inside the output", "beside it"});
+  target.folder = dir / "old";  // an output that exists, replaced with --force
+  target.report = dir / "old" / ".." / "old" / "report.json";
+  check_refusal(refused(target, {}), invalid, target.report, {"inside the output"});
+  target.folder = dir / "new";
+  target.report = dir / "empty";  // a folder, even with --force
+  check_refusal(refused(target, {}), invalid, target.report, {"is a folder", "--report"});
+  target.report = dir / "model" / "report.json";  // into an input model's folder
+  check_refusal(refused(target, {dir / "model"}), invalid, target.report, {"inside the input model"});
+  target.report = dir / "report.json";
+  CHECK_FALSE(refused(target, {dir / "model"}));
+  for (const char* left : {"old", "empty", "notes.txt", "home"}) CHECK(fs::exists(dir / left));
+  CHECK(read_file(dir / "home" / "thesis.tex") == "mine");
+}

@@ -2,7 +2,22 @@
 
 #include <system_error>
 
+#include "io/tokenizer/files.hpp"
+
 namespace clp_transfer {
+
+namespace io {
+
+void require_model_folder(const std::filesystem::path& folder) {
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(folder, ignored)) missing_folder(folder);
+  for (const char* name : {"config.json", "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                           "pytorch_model.bin.index.json"})
+    if (std::filesystem::exists(folder / name, ignored)) return;
+  if (!find_vocabulary_file(folder)) malformed(folder, "no config.json, weights or tokenizer: not a model folder");
+}
+
+}  // namespace io
 
 model_json_files model_json_files::read(const std::filesystem::path& folder, bool config) {
   const auto optional = [&](const char* name) {
@@ -19,8 +34,7 @@ model_json_files model_json_files::read(const std::filesystem::path& folder, boo
 
 hf_checkpoint hf_checkpoint::read(const std::filesystem::path& folder,
                                   const std::function<void(const io::model_weights&)>& headers_read) {
-  std::error_code ignored;
-  if (!std::filesystem::is_directory(folder, ignored)) io::missing_folder(folder);
+  io::require_model_folder(folder);
   const std::filesystem::path config_file = folder / "config.json";
   auto config = io::read_json_file<nlohmann::ordered_json>(config_file);
   if (!config.is_object()) io::malformed(config_file, "not a JSON object");

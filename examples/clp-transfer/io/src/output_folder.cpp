@@ -37,6 +37,35 @@ void check_output_available(const std::filesystem::path& output, bool force) {
                                 "cannot write into its parent directory " + parent.string() + ": " + std::strerror(errno));
 }
 
+void check_replaceable_folder(const std::filesystem::path& output) {
+  const std::filesystem::path target = without_trailing_separator(output);
+  std::error_code ignored;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(target, ignored);
+  if (!std::filesystem::exists(status)) return;
+  if (!std::filesystem::is_directory(std::filesystem::status(target, ignored)))
+    throw clp::invalid_argument(about(target), "is a file, not a model folder; --force replaces only a model folder");
+  if (std::filesystem::is_empty(target, ignored) || std::filesystem::exists(target / "config.json", ignored)) return;
+  throw clp::invalid_argument(about(target), "holds no config.json: not a model folder, so --force does not replace it "
+                                             "(remove it yourself if it should go)");
+}
+
+void check_replaceable_file(const std::filesystem::path& file) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file, ignored))
+    throw clp::invalid_argument(about(without_trailing_separator(file)), "is a folder; --report names a file");
+}
+
+bool is_within(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  std::error_code ignored;
+  const std::filesystem::path inner = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ignored), ignored);
+  const std::filesystem::path outer =
+      without_trailing_separator(std::filesystem::weakly_canonical(std::filesystem::absolute(folder, ignored), ignored));
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return true;
+}
+
 std::vector<std::filesystem::path> staging_folders_of(const std::filesystem::path& output) {
   const std::filesystem::path target = without_trailing_separator(output);
   const std::string prefix = "." + target.filename().string() + ".tmp-";

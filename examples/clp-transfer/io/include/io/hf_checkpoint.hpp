@@ -40,6 +40,16 @@ struct model_json_files {
   std::filesystem::path path(const char* name) const { return folder / name; }
 };
 
+namespace io {
+
+/// Refuses `folder` as every command that reads a model folder does, before reading it: io_error
+/// when it does not exist or is not a folder, malformed_file when it holds none of config.json,
+/// weights (model.safetensors, pytorch_model.bin or their index) and a tokenizer: not a model
+/// folder. A folder with some of them passes; what it lacks is named by the reader that needs it.
+void require_model_folder(const std::filesystem::path& folder);
+
+}  // namespace io
+
 /// A model folder as the program uses it: its JSON files, its weights (headers only) and its
 /// tokenizer (vocabulary and spelling).
 struct hf_checkpoint {

@@ -30,6 +30,18 @@ std::filesystem::path parent_directory(const std::filesystem::path& output);
 /// @param[in] force   whether an existing output may be replaced
 void check_output_available(const std::filesystem::path& output, bool force);
 
+/// Throws clp::invalid_argument naming `output` when it exists and --force may not replace it:
+/// a file, or a folder that holds anything but holds no config.json (a folder this program could
+/// not have written, such as a home folder given by mistake). Nothing else is checked.
+void check_replaceable_folder(const std::filesystem::path& output);
+
+/// Throws clp::invalid_argument naming `file` when it exists and is not a file (a folder).
+void check_replaceable_file(const std::filesystem::path& file);
+
+/// Whether `path` is `folder` or lies inside it, once both are made absolute and their links
+/// resolved as far as they exist (neither need exist).
+bool is_within(const std::filesystem::path& path, const std::filesystem::path& folder);
+
 /// The staging folders of earlier runs on `output` (`.NAME.tmp-XXXXXX` beside it): left by a run
 /// that was killed before it could remove its own (SIGKILL, a power loss), or in use by a run
 /// still writing `output`. Never an output: nothing reads them.
