@@ -93,3 +93,17 @@ TEST_CASE("a truncated safetensors file says so, with both sizes, and to downloa
   CHECK(cut->file() == file);
   CHECK(std::string(cut->what()).find("download it again") != std::string::npos);
 }
+
+TEST_CASE("a name in a message is quoted whole up to 80 bytes, and a longer one cut to its start with its size") {
+  using clp_transfer::io::quoted_name;
+  CHECK(quoted_name("Haus") == "\"Haus\"");
+  CHECK(quoted_name("a\nb") == "\"a\\nb\"");
+  const std::string eighty(80, 'x');
+  CHECK(quoted_name(eighty) == "\"" + eighty + "\"");
+  // A token of 10^6 bytes in a file must not make a message of 10^6 bytes.
+  const std::string huge = "\xC4\xA0" + std::string(1000000, 'a');
+  CHECK(quoted_name(huge) == "\"\xC4\xA0" + std::string(58, 'a') + "...\" (1000002 bytes)");
+  // The cut never splits a UTF-8 character: 59 'a' then a two-byte one across byte 60.
+  const std::string multibyte = std::string(59, 'a') + "\xC3\xA4" + std::string(100, 'b');
+  CHECK(quoted_name(multibyte) == "\"" + std::string(59, 'a') + "...\" (161 bytes)");
+}

@@ -16,8 +16,12 @@
 #include "extend/bpe_model.hpp"
 #include "extend/pre_tokenizer.hpp"
 #include "extend/read_bpe_model.hpp"
+#include "extend/sentencepiece_bpe.hpp"
+#include "extend/unigram_model.hpp"
+#include "io/tokenizer/sentencepiece.hpp"
 #include "io/support/file_refusals.hpp"
 #include "support/refusals.hpp"
+#include "support/sentencepiece_bytes.hpp"
 
 // A namespace of its own: the test targets are unity builds (cmake/ClpProjectOptions.cmake).
 namespace test_extend_bpe_model {
@@ -201,6 +205,37 @@ TEST_CASE("extend bpe: what cannot be reproduced exactly is refused, naming the 
   check_refused(changed("/model/merges", {"ab"}), malformed_kind, "not two tokens joined by a space");
   check_refused(changed("/model/vocab/b", 0), malformed_kind, "gives id 0 to two tokens");
   check_refused(changed("/model/unk_token", "<unk>"), malformed_kind, "unk_token \"<unk>\" is not in model.vocab");
+}
+
+TEST_CASE("extend bpe: a SentencePiece model with a 10^5- or 10^6-byte piece is read in time that grows with its length" *
+          doctest::timeout(20)) {
+  // Every split of a piece used to be looked up: a 10^5-byte piece took 6 s, 10^6 bytes would
+  // take ten minutes. Now a split is looked up only where both halves have a piece's length.
+  // (The timeout is a guard against that growth, with a margin of over a hundred times.)
+  const std::string mark = "\xE2\x96\x81";
+  for (const std::size_t size : {std::size_t(100000), std::size_t(1000000)}) {
+    CAPTURE(size);
+    std::vector<std::string> tokens{"<unk>", "<s>", "</s>", mark, "a", "b", mark + "a", "ab", mark + "ab"};
+    std::string long_piece = mark;
+    while (long_piece.size() < size) long_piece += "ab";
+    tokens.push_back(long_piece);
+    for (const int type : {2, 1}) {  // BPE, then Unigram
+      CAPTURE(type);
+      const std::string bytes = clp_test::sentencepiece_model_bytes(clp_test::llama_style_entries(tokens), type);
+      const clp_transfer::io::sentencepiece_model model = clp_transfer::io::parse_sentencepiece_model("long.model", bytes);
+      REQUIRE(model.pieces.size() == tokens.size());
+      if (type == 2) {
+        const bpe_model bpe = sentencepiece_bpe_model(model.pieces, model);
+        // The merges of the short pieces only (the long one has no split into two pieces):
+        // ▁ a, a b, ▁ ab and ▁a b.
+        CHECK(bpe.merges.size() == 4);
+        CHECK(bpe.tokens.back() == long_piece);
+      } else {
+        const unigram_table table(sentencepiece_unigram_model(model));
+        CHECK(table.model().tokens.back() == long_piece);
+      }
+    }
+  }
 }
 
 TEST_CASE("extend pre-tokenizer: GPT-2's expression splits as worked out by hand") {

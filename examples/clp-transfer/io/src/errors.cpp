@@ -80,7 +80,16 @@ void malformed_json(const std::filesystem::path& file, const std::string& what,
 }
 
 std::string quoted_name(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  constexpr std::size_t longest = 80, kept = 60;  // bytes of a name shown whole; of a longer one's start
+  const auto quote = [](std::string_view part) {
+    return nlohmann::json(std::string(part)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  if (text.size() <= longest) return quote(text);
+  std::size_t cut = kept;  // not inside a UTF-8 sequence
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string shown = quote(text.substr(0, cut));
+  shown.insert(shown.size() - 1, "...");
+  return shown + " (" + std::to_string(text.size()) + " bytes)";
 }
 
 std::string format_shape(const std::vector<std::int64_t>& shape) {

@@ -124,6 +124,8 @@ std::string json_reason(std::string_view message);
 
 /// A name or token as a JSON string literal: quoted, with control characters escaped and bytes
 /// that are not UTF-8 replaced, so that any name stays unambiguous and printable in one line.
+/// A name past 80 bytes is cut to its first 60 and marked, `"abc..." (1000000 bytes)`, so that
+/// a huge token in a file cannot make a message of the file's size.
 /// @param[in] text  any bytes
 std::string quoted_name(std::string_view text);
 
