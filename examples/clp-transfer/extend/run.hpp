@@ -146,8 +146,8 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
   new_rows_plan rows = tokenizer.wordpiece ? plan(extend::wordpiece_table(*tokenizer.wordpiece))
                        : tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram))
                                            : plan(extend::bpe_table(tokenizer.model));
-  return {std::move(chosen),   std::move(extension), std::move(appended), std::move(unigram),
-          std::move(wordpiece), std::move(rows)};
+  return {std::move(chosen),  std::move(extension), std::move(appended),
+          std::move(unigram), std::move(wordpiece), std::move(rows)};
 }
 
 /// The drift on the probe, and the tokens per word on --probe-new, in the extended encoder (with

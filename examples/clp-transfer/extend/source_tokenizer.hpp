@@ -117,13 +117,12 @@ inline std::string model_type(const nlohmann::ordered_json& document) {
 inline void require_same_pieces(const std::filesystem::path& vocab_txt, const extend::bpe_model& model) {
   const io::token_vocabulary lines = io::read_wordpiece_vocab(vocab_txt);
   bool same = std::size_t(lines.size) == model.tokens.size();
-  for (const auto& [token, id] : lines.ids)
-    same = same && model.tokens[std::size_t(id)] == token;
+  for (const auto& [token, id] : lines.ids) same = same && model.tokens[std::size_t(id)] == token;
   if (!same)
-    extend::malformed_tokenizer(vocab_txt.string(),
-                                "does not hold the tokenizer.json's model.vocab line for line (" +
-                                    std::to_string(lines.size) + " lines, " + std::to_string(model.tokens.size()) +
-                                    " pieces): extend would write the two apart");
+    extend::malformed_tokenizer(vocab_txt.string(), "does not hold the tokenizer.json's model.vocab line for line (" +
+                                                        std::to_string(lines.size) + " lines, " +
+                                                        std::to_string(model.tokens.size()) +
+                                                        " pieces): extend would write the two apart");
 }
 
 }  // namespace detail

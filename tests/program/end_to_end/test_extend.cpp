@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -680,8 +680,13 @@ fs::path make_wordpiece_source(const fs::path& root, const std::string& name, bo
     vocab[lines[id]] = id;
     if (lines[id] == "[PAD]" || lines[id] == "[UNK]" || lines[id] == "[CLS]" || lines[id] == "[SEP]" ||
         lines[id] == "[MASK]")
-      added.push_back({{"id", id},           {"content", lines[id]}, {"single_word", false}, {"lstrip", false},
-                       {"rstrip", false},    {"normalized", false},  {"special", true}});
+      added.push_back({{"id", id},
+                       {"content", lines[id]},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", true}});
   }
   write_json(folder / "tokenizer.json",
              nlohmann::ordered_json{{"version", "1.0"},
@@ -853,8 +858,8 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
                   (empty_line / "vocab.txt").string(), "line 11 is empty");
     write_file(dir / "vocab.txt", lines + lines.substr(0, tenth));
     const fs::path twice = source_with_tokenizer(dir.path, "wp-twice", dir / "vocab.txt");
-    check_refusal(dir, "vocab-txt-invalid", with_helper({"--source", twice.string()}),
-                  (twice / "vocab.txt").string(), "both hold the token");
+    check_refusal(dir, "vocab-txt-invalid", with_helper({"--source", twice.string()}), (twice / "vocab.txt").string(),
+                  "both hold the token");
     const fs::path wordpiece = make_wordpiece_source(dir.path, "wp-json", true);
     nlohmann::ordered_json document = nlohmann::ordered_json::parse(read_file(wordpiece / "tokenizer.json"));
     document["model"]["unk_token"] = "<unk>";
@@ -991,12 +996,13 @@ TEST_CASE("extend: a WordPiece vocab.txt source keeps every line and row, and ad
   CHECK(report["drift"]["changed"] == changed);
   CHECK(changed > 0);
   MESSAGE("WordPiece en-large + de-small: added ", report["added"], " of ", report["asked"], " (", starts,
-          " word starts, ", continuations, " continuations), drift ", changed, " of ", words,
-          ", German tokens a word ", report["fertility"]["extended"], " (source ", report["fertility"]["source"],
-          ", helper ", report["fertility"]["helper"], ")");
+          " word starts, ", continuations, " continuations), drift ", changed, " of ", words, ", German tokens a word ",
+          report["fertility"]["extended"], " (source ", report["fertility"]["source"], ", helper ",
+          report["fertility"]["helper"], ")");
 }
 
-TEST_CASE("extend: a WordPiece tokenizer.json source in the real client: same ids as extend's encoder, each piece emitted") {
+TEST_CASE(
+    "extend: a WordPiece tokenizer.json source in the real client: same ids as extend's encoder, each piece emitted") {
   const temp_dir dir;
   const fs::path source = make_wordpiece_source(dir.path, "wordpiece-json", true);
   const fs::path out = dir / "extended";
@@ -1040,9 +1046,10 @@ TEST_CASE("extend: a WordPiece tokenizer.json source in the real client: same id
     CAPTURE(piece);
     REQUIRE(!word.empty());
     texts.push_back(word);
-    expected_pieces.push_back(continuation ? std::vector<std::int64_t>{ids.at(word.substr(0, word.size() - piece.size() + 2)),
-                                                                      token["id"].get<std::int64_t>()}
-                                           : std::vector<std::int64_t>{token["id"].get<std::int64_t>()});
+    expected_pieces.push_back(continuation
+                                  ? std::vector<std::int64_t>{ids.at(word.substr(0, word.size() - piece.size() + 2)),
+                                                              token["id"].get<std::int64_t>()}
+                                  : std::vector<std::int64_t>{token["id"].get<std::int64_t>()});
   }
   if (!client_available()) return;
   const nlohmann::json answer = ask_client(out, {{"encode", texts}});
@@ -1061,7 +1068,8 @@ TEST_CASE("extend: a WordPiece tokenizer.json source in the real client: same id
   CHECK(differ > 0);
 }
 
-TEST_CASE("extend: bert-base-uncased's real vocabulary in the real client: lowercase, accents, CJK as it encodes them") {
+TEST_CASE(
+    "extend: bert-base-uncased's real vocabulary in the real client: lowercase, accents, CJK as it encodes them") {
   const fs::path vocab_txt = data_dir / "wordpiece" / "bert-base-uncased" / "vocab.txt";
   const temp_dir dir;
   const fs::path source = make_wordpiece_source(dir.path, "bert-uncased", true, vocab_txt, true);
@@ -1090,8 +1098,10 @@ TEST_CASE("extend: bert-base-uncased's real vocabulary in the real client: lower
   // Accents, capitals, CJK, Hangul, a control and a zero-width character, a long word. (Not a
   // final sigma: the JavaScript client lowercases a word's last 'Σ' to 'ς' as Python does,
   // Hugging Face's Rust and extend to 'σ'.)
-  texts.push_back("\xC3\x9C\x62\x65r M\xC3\xBCnchen, CAF\xC3\x89 na\xC3\xAFve \xE4\xB8\xAD\xE6\x96\x87\xED\x95\x9C\xEA\xB5\xAD\x01x\xE2\x80\x8By " +
-                  std::string(120, 'a'));
+  texts.push_back(
+      "\xC3\x9C\x62\x65r M\xC3\xBCnchen, CAF\xC3\x89 na\xC3\xAFve "
+      "\xE4\xB8\xAD\xE6\x96\x87\xED\x95\x9C\xEA\xB5\xAD\x01x\xE2\x80\x8By " +
+      std::string(120, 'a'));
   std::map<std::string, std::int64_t> ids = vocab_txt_ids(out / "vocab.txt");
   for (const auto& token : report["tokens"]) {
     const std::string piece = token["token"];

@@ -178,8 +178,9 @@ inline bpe_extension extend_wordpiece(const wordpiece_model& source, const std::
     }
     const std::vector<std::string> words = bert_words(text, bert);
     if (words.size() != 1) {
-      left_out.push_back({bytes, "spans a boundary of BERT's pre-tokenizer (whitespace, punctuation or a CJK "
-                                 "character), so no word is its text"});
+      left_out.push_back({bytes,
+                          "spans a boundary of BERT's pre-tokenizer (whitespace, punctuation or a CJK "
+                          "character), so no word is its text"});
       continue;
     }
     if (words.front() != text) {
@@ -190,8 +191,9 @@ inline bpe_extension extend_wordpiece(const wordpiece_model& source, const std::
     if (!starts_word) {
       const char32_t first = decode_characters(text).front().code_point;
       if (is_bert_punctuation(first) || (bert.chinese_characters && is_bert_chinese(first))) {
-        left_out.push_back({bytes, "is punctuation or a CJK character, which BERT's pre-tokenizer makes a word of "
-                                   "its own: it never continues a word"});
+        left_out.push_back({bytes,
+                            "is punctuation or a CJK character, which BERT's pre-tokenizer makes a word of "
+                            "its own: it never continues a word"});
         continue;
       }
     }
