@@ -11,7 +11,7 @@
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-"safetensors_header tokenizer_json vocab_json shard_index config_json embedding_read sentencepiece_model torch_pickle torch_checkpoint"}
+targets=${*:-"safetensors_header tokenizer_json vocab_json shard_index config_json embedding_read sentencepiece_model torch_pickle torch_checkpoint wordpiece_vocab"}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CLP_FUZZ_BUILD:-$root/build/fuzz}
 mkdir -p "$build/findings"
@@ -24,8 +24,11 @@ for target in $targets; do
   # A target's own dictionary where it has one (the binary formats), else the JSON one.
   dict=$root/tests/fuzz/$target.dict
   [ -f "$dict" ] || dict=$root/tests/fuzz/json.dict
+  # A target without a finding yet has no regressions folder.
+  regressions=$root/tests/fuzz/regressions/$target
+  [ -d "$regressions" ] || regressions=
   if "$build/tests/fuzz/clp_fuzz_$target" "$corpus" "$root/tests/fuzz/corpus/$target" \
-      "$root/tests/fuzz/regressions/$target" -dict="$dict" -max_total_time="$seconds" \
+      ${regressions:+"$regressions"} -dict="$dict" -max_total_time="$seconds" \
       ${CLP_FUZZ_RUNS:+-runs=$CLP_FUZZ_RUNS} -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/findings/$target-" >"$log" 2>&1; then
     result=ok

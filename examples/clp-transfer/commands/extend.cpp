@@ -70,7 +70,7 @@ struct extend_options {
 
 void add_model_options(CLI::App& command, extend_options& options) {
   model_pair& pair = options.request.pair;
-  command.add_option("--source", pair.source, "Model folder to extend (config.json, weights, and a BPE tokenizer.json or SentencePiece BPE tokenizer.model)")
+  command.add_option("--source", pair.source, "Model folder to extend (config.json, weights, and a BPE or WordPiece tokenizer.json, a SentencePiece BPE or Unigram tokenizer.model, or a WordPiece vocab.txt)")
       ->required();
   CLI::Option* helper =
       command.add_option("--helper", pair.helper, "Model folder whose tokens the source lacks are added");

@@ -25,6 +25,7 @@
 #include "extend/source_tokenizer.hpp"
 #include "extend/token_request.hpp"
 #include "extend/unigram_model.hpp"
+#include "extend/wordpiece_model.hpp"
 #include "io/output_folder.hpp"
 #include "io/system/interruption.hpp"
 #include "library_names.hpp"
@@ -59,6 +60,8 @@ struct extend_tokenizer {
   std::vector<io::sentencepiece_piece> appended;
   /// A Unigram source's extended encoder (extension.table holds its pieces, not its encoding).
   std::optional<extend::unigram_table> unigram;
+  /// A WordPiece source's extended encoder (extension.table holds its pieces, not its encoding).
+  std::optional<extend::wordpiece_table> wordpiece;
   new_rows_plan rows;
 };
 
@@ -95,6 +98,7 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
   std::unordered_map<std::string, float> unigram_scores;
   extend::bpe_extension extension = in_helper_order(
       [&] {
+        if (tokenizer.wordpiece) return extend::extend_wordpiece(*tokenizer.wordpiece, chosen.bytes);
         if (!tokenizer.unigram)
           return extend::extend_bpe(tokenizer.model, chosen.bytes, extend::first_unused_id(tokenizer.model), options);
         // Unigram: the pieces appended with scores that make each its own text's best path.
@@ -103,6 +107,8 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
         return std::move(grown.extension);
       }(),
       chosen.helper_ids);
+  std::optional<extend::wordpiece_table> wordpiece;
+  if (tokenizer.wordpiece) wordpiece = extend::extended_wordpiece_table(*tokenizer.wordpiece, extension);
   if (tokenizer.unigram) {
     appended = extend::appended_unigram_pieces(extension, unigram_scores);
     unigram = extend::extended_unigram_table(*tokenizer.unigram, appended);
@@ -137,9 +143,11 @@ inline extend_tokenizer extend_source_tokenizer(const extend_request& request, c
                          from_helper ? &overlap : nullptr, source.embedding.rows(),
                          screen.synthesised() ? screen.flagged_ids() : std::vector<Index>());
   };
-  new_rows_plan rows =
-      tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram)) : plan(extend::bpe_table(tokenizer.model));
-  return {std::move(chosen), std::move(extension), std::move(appended), std::move(unigram), std::move(rows)};
+  new_rows_plan rows = tokenizer.wordpiece ? plan(extend::wordpiece_table(*tokenizer.wordpiece))
+                       : tokenizer.unigram ? plan(extend::unigram_table(*tokenizer.unigram))
+                                           : plan(extend::bpe_table(tokenizer.model));
+  return {std::move(chosen),  std::move(extension), std::move(appended),
+          std::move(unigram), std::move(wordpiece), std::move(rows)};
 }
 
 /// The drift on the probe, and the tokens per word on --probe-new, in the extended encoder (with
@@ -161,7 +169,9 @@ void measure_probes_with(const request_texts& texts, const Before& before, const
 
 inline void measure_probes(const request_texts& texts, const source_tokenizer& tokenizer,
                            const extend_tokenizer& extended, extend_outcome& outcome) {
-  if (tokenizer.unigram)
+  if (tokenizer.wordpiece)
+    measure_probes_with(texts, extend::wordpiece_table(*tokenizer.wordpiece), *extended.wordpiece, extended, outcome);
+  else if (tokenizer.unigram)
     measure_probes_with(texts, extend::unigram_table(*tokenizer.unigram), *extended.unigram, extended, outcome);
   else
     measure_probes_with(texts, extend::bpe_table(tokenizer.model), extended.extension.table, extended, outcome);
@@ -214,6 +224,9 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
                           "--drift-budget is not supported for a SentencePiece source yet (its drift is reported)");
     tokenizer.sentencepiece.reset();
   }
+  if (tokenizer.wordpiece && request.drift_budget)
+    extend::unsupported(tokenizer.file.string(),
+                        "--drift-budget is not supported for a WordPiece source yet (its drift is reported)");
   extend_models models;
   if (request.has_helper())
     models.pair.emplace(read_models(request.pair));

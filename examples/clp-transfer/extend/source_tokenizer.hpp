@@ -1,7 +1,8 @@
 // The source's tokenizer as `extend` reads and writes it: the folder's tokenizer.json, parsed
 // with its key order kept, its BPE model and the contents of its added tokens; or, in a folder
 // without one, its SentencePiece BPE or Unigram model (extend/sentencepiece_bpe.hpp,
-// extend/unigram_model.hpp). Then the files the
+// extend/unigram_model.hpp); or its WordPiece model, from a tokenizer.json or a bare vocab.txt
+// (extend/wordpiece_files.hpp). Then the files the
 // output holds in their place: the extended tokenizer.json, vocab.json and merges.txt (where the
 // folder has them) or the extended SentencePiece model, and the folder's other tokenizer files
 // as they are.
@@ -24,6 +25,8 @@
 #include "extend/sentencepiece_bpe.hpp"
 #include "extend/tokenizer_writing.hpp"
 #include "extend/unigram_model.hpp"
+#include "extend/wordpiece_files.hpp"
+#include "extend/wordpiece_model.hpp"
 #include "io/errors.hpp"
 #include "io/hf_checkpoint.hpp"
 #include "io/json/file.hpp"
@@ -51,6 +54,9 @@ struct source_tokenizer {
   /// A SentencePiece Unigram model, the source's tokenizer: its encoder's model. Then `model`
   /// holds its pieces alone (no merges), for choosing the new tokens.
   std::optional<extend::unigram_model> unigram;
+  /// A WordPiece model, the source's tokenizer (a tokenizer.json's, or a bare vocab.txt's);
+  /// `model` then holds its pieces alone (no merges).
+  std::optional<extend::wordpiece_model> wordpiece;
   extend::bpe_model model;
   /// The content of each entry of added_tokens: tokens outside model.vocab that a new token
   /// must not repeat.
@@ -100,6 +106,26 @@ inline std::optional<sentencepiece_source> companion_model(const std::filesystem
   return std::nullopt;
 }
 
+/// The model type a tokenizer.json declares ("" when none).
+inline std::string model_type(const nlohmann::ordered_json& document) {
+  const auto model = document.is_object() ? document.find("model") : document.end();
+  if (!document.is_object() || model == document.end() || !model->is_object()) return {};
+  return extend::detail::text_member(*model, "type");
+}
+
+/// Refuses a vocab.txt beside a WordPiece tokenizer.json that does not hold its pieces at their
+/// ids, line for line: the two would encode differently once extended.
+inline void require_same_pieces(const std::filesystem::path& vocab_txt, const extend::bpe_model& model) {
+  const io::token_vocabulary lines = io::read_wordpiece_vocab(vocab_txt);
+  bool same = std::size_t(lines.size) == model.tokens.size();
+  for (const auto& [token, id] : lines.ids) same = same && model.tokens[std::size_t(id)] == token;
+  if (!same)
+    extend::malformed_tokenizer(vocab_txt.string(), "does not hold the tokenizer.json's model.vocab line for line (" +
+                                                        std::to_string(lines.size) + " lines, " +
+                                                        std::to_string(model.tokens.size()) +
+                                                        " pieces): extend would write the two apart");
+}
+
 }  // namespace detail
 
 /// Reads the tokenizer of the model folder `folder` for extension. Throws naming the file: the
@@ -129,19 +155,34 @@ inline source_tokenizer read_source_tokenizer(const std::filesystem::path& folde
     }
     return tokenizer;
   }
+  if (found->format == io::vocabulary_format::wordpiece) {
+    const std::optional<nlohmann::json> config =
+        io::read_json_file_if_present<nlohmann::json>(folder / "tokenizer_config.json");
+    tokenizer.wordpiece = extend::read_vocab_txt_model(found->file, config.value_or(nlohmann::json()));
+    tokenizer.model = tokenizer.wordpiece->vocabulary;
+    return tokenizer;
+  }
   if (found->format != io::vocabulary_format::tokenizer_json)
     extend::unsupported(found->file.string(),
                         detail::format_words(found->format) +
-                            " cannot be extended: extend writes BPE merges into a tokenizer.json or BPE pieces into a "
-                            "SentencePiece model (WordPiece vocab.txt is not supported yet)");
+                            " cannot be extended: extend writes BPE merges into a tokenizer.json, pieces into a "
+                            "SentencePiece model or a WordPiece vocab.txt");
   tokenizer.document = extend::parse_ordered_json(io::read_text_file(found->file), found->file.string());
-  tokenizer.model = extend::read_bpe_model(tokenizer.document, found->file.string());
+  if (detail::model_type(tokenizer.document) == "WordPiece") {
+    tokenizer.wordpiece = extend::read_wordpiece_model(tokenizer.document, found->file.string());
+    tokenizer.model = tokenizer.wordpiece->vocabulary;
+    std::error_code ignored;
+    if (std::filesystem::exists(folder / "vocab.txt", ignored))
+      detail::require_same_pieces(folder / "vocab.txt", tokenizer.model);
+  } else {
+    tokenizer.model = extend::read_bpe_model(tokenizer.document, found->file.string());
+  }
   if (const auto added = tokenizer.document.find("added_tokens");
       added != tokenizer.document.end() && added->is_array())
     for (const nlohmann::ordered_json& entry : *added)
       if (const auto content = entry.find("content"); content != entry.end() && content->is_string())
         tokenizer.added_contents.push_back(content->get<std::string>());
-  tokenizer.sentencepiece = detail::companion_model(folder, tokenizer.model);
+  if (!tokenizer.wordpiece) tokenizer.sentencepiece = detail::companion_model(folder, tokenizer.model);
   return tokenizer;
 }
 
@@ -160,6 +201,24 @@ inline void extended_tokenizer_files(const std::filesystem::path& folder, const 
                                      const extend::bpe_extension& extension,
                                      const std::vector<io::sentencepiece_piece>& appended,
                                      output_vocabulary& vocabulary, std::vector<std::filesystem::path>& left_out) {
+  if (tokenizer.wordpiece) {  // tokenizer.json and vocab.txt, whichever the folder has
+    if (!tokenizer.document.is_null())
+      vocabulary.written_files.push_back(
+          {"tokenizer.json",
+           extend::extended_wordpiece_json(tokenizer.document, extension, tokenizer.file.string()).dump(2) + "\n"});
+    for (const std::filesystem::path& file : io::tokenizer_files(folder)) {
+      const std::string name = file.filename().string();
+      if (name == "vocab.txt")
+        vocabulary.written_files.push_back(
+            {name, extend::extended_vocab_txt(io::read_text_file(file), extension, tokenizer.model.tokens.size(),
+                                              file.string())});
+      else if (file.extension() == ".model")
+        left_out.push_back(file);  // it would still hold the old vocabulary
+      else if (name != "tokenizer.json")
+        vocabulary.copied_files.push_back(file);
+    }
+    return;
+  }
   const auto& companion = tokenizer.sentencepiece;
   if (companion)
     vocabulary.written_files.push_back(

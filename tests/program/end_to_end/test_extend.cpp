@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "extend/drift.hpp"
 #include "extend/read_bpe_model.hpp"
 #include "extend/sentencepiece_bpe.hpp"
+#include "extend/wordpiece_files.hpp"
+#include "extend/wordpiece_model.hpp"
 #include "harness.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
 #include "model_fixtures.hpp"
@@ -204,14 +207,16 @@ std::string row_bytes(const fs::path& file, const std::string& tensor, std::int6
 
 /// How many of the report's tokens with rows from the helper have, in `tensor` of `output`, a row
 /// other than the one the transfer in `reference` wrote for the helper token with the same bytes.
+/// `spelling` is the source's: "byte_level", "metaspace" or "wordpiece".
 int rows_unlike_transfer(const nlohmann::json& report, const fs::path& output, const fs::path& reference,
-                         const std::string& tensor, bool metaspace_source = false) {
+                         const std::string& tensor, const std::string& spelling = "byte_level") {
   std::map<std::string, std::int64_t> helper_by_bytes;
   for (const auto& [token, id] : vocab_of(de_small)) helper_by_bytes.emplace(byte_level_bytes(token), id);
   const matrix after = read_rows(output / "model.safetensors", tensor);
   const matrix transferred = read_rows(reference / "model.safetensors", tensor);
   const auto bytes_of = [&](const std::string& token) {
-    if (!metaspace_source) return byte_level_bytes(token);
+    if (spelling == "byte_level") return byte_level_bytes(token);
+    if (spelling == "wordpiece") return token.rfind("##", 0) == 0 ? token.substr(2) : " " + token;
     std::string bytes = token;
     for (std::size_t at; (at = bytes.find("\xE2\x96\x81")) != std::string::npos;) bytes.replace(at, 3, " ");
     return bytes;
@@ -389,7 +394,7 @@ TEST_CASE(
     CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
           tensor_bytes(en_large / "model.safetensors", embedding));
     CHECK(read_matrix(out / "model.safetensors", embedding).rows == std::int64_t(written.pieces.size()));
-    CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, true) == 0);
+    CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, "metaspace") == 0);
   }
 }
 
@@ -620,6 +625,178 @@ fs::path source_with_tokenizer(const fs::path& root, const std::string& name, co
   return folder;
 }
 
+// --- WordPiece sources ------------------------------------------------------------------------
+
+/// en-large's vocabulary respelled as a cased WordPiece vocab.txt (tests/data/wordpiece).
+const fs::path en_vocab_txt = data_dir / "wordpiece" / "en_vocab.txt";
+
+/// The lines of a vocab.txt (each ended by "\n").
+std::vector<std::string> vocab_lines(const fs::path& file) {
+  std::vector<std::string> lines;
+  const std::string text = read_file(file);
+  for (std::size_t from = 0; from < text.size();) {
+    const std::size_t end = text.find('\n', from);
+    lines.push_back(text.substr(from, end - from));
+    from = end + 1;
+  }
+  return lines;
+}
+
+/// en-large's config and weights under `root`/`name` with en_vocab_txt as a cased BERT vocab.txt
+/// and its tokenizer_config.json; with `tokenizer_json`, also the tokenizer.json a Hugging Face
+/// conversion of it holds (a WordPiece model, BERT's normaliser and pre-tokenizer).
+/// With `vocab_txt` another vocabulary (`lowercase` as bert-base-uncased), the weights en-large's
+/// config with a random 32-wide embedding of as many rows.
+fs::path make_wordpiece_source(const fs::path& root, const std::string& name, bool tokenizer_json,
+                               const fs::path& vocab_txt = en_vocab_txt, bool lowercase = false) {
+  const fs::path folder = root / name;
+  fs::create_directories(folder);
+  if (vocab_txt == en_vocab_txt) {
+    fs::copy_file(en_large / "config.json", folder / "config.json");
+    fs::copy_file(en_large / "model.safetensors", folder / "model.safetensors");
+  } else {
+    const auto rows = std::int64_t(vocab_lines(vocab_txt).size());
+    nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(en_large / "config.json"));
+    config["vocab_size"] = rows;
+    config["n_embd"] = 32;
+    write_json(folder / "config.json", config);
+    fixture_random random(56);
+    write_safetensors(folder / "model.safetensors",
+                      {matrix_tensor(embedding, anisotropic_matrix(rows, 32, 0.5, 0.2, random, "F32"), "F32")});
+  }
+  fs::copy_file(vocab_txt, folder / "vocab.txt");
+  write_json(folder / "tokenizer_config.json", nlohmann::ordered_json{{"tokenizer_class", "BertTokenizer"},
+                                                                      {"do_lower_case", lowercase},
+                                                                      {"unk_token", "[UNK]"},
+                                                                      {"sep_token", "[SEP]"},
+                                                                      {"pad_token", "[PAD]"},
+                                                                      {"cls_token", "[CLS]"},
+                                                                      {"mask_token", "[MASK]"}});
+  if (!tokenizer_json) return folder;
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
+  const std::vector<std::string> lines = vocab_lines(vocab_txt);
+  for (std::size_t id = 0; id < lines.size(); ++id) {
+    vocab[lines[id]] = id;
+    if (lines[id] == "[PAD]" || lines[id] == "[UNK]" || lines[id] == "[CLS]" || lines[id] == "[SEP]" ||
+        lines[id] == "[MASK]")
+      added.push_back({{"id", id},
+                       {"content", lines[id]},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", true}});
+  }
+  write_json(folder / "tokenizer.json",
+             nlohmann::ordered_json{{"version", "1.0"},
+                                    {"truncation", nullptr},
+                                    {"padding", nullptr},
+                                    {"added_tokens", added},
+                                    {"normalizer",
+                                     {{"type", "BertNormalizer"},
+                                      {"clean_text", true},
+                                      {"handle_chinese_chars", true},
+                                      {"strip_accents", nullptr},
+                                      {"lowercase", lowercase}}},
+                                    {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                                    {"post_processor", nullptr},
+                                    {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+                                    {"model",
+                                     {{"type", "WordPiece"},
+                                      {"unk_token", "[UNK]"},
+                                      {"continuing_subword_prefix", "##"},
+                                      {"max_input_chars_per_word", 100},
+                                      {"vocab", vocab}}}});
+  return folder;
+}
+
+/// The oracle of WordPiece's encoder, written from BERT's description and nothing of the
+/// program: greedy longest-match-first over the word's UTF-8 characters, "##" before every
+/// match after the first, the unknown piece for a word past 100 characters or one it cannot
+/// match to the end.
+std::vector<std::int64_t> greedy_longest_match(const std::map<std::string, std::int64_t>& vocab,
+                                               const std::string& word) {
+  std::vector<std::string> characters;
+  for (std::size_t i = 0; i < word.size();) {
+    const auto c = static_cast<unsigned char>(word[i]);
+    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    characters.push_back(word.substr(i, n));
+    i += n;
+  }
+  const std::int64_t unknown = vocab.at("[UNK]");
+  if (characters.size() > 100) return {unknown};
+  std::vector<std::int64_t> ids;
+  for (std::size_t start = 0; start < characters.size();) {
+    std::size_t end = characters.size();
+    for (; end > start; --end) {
+      std::string piece = start > 0 ? "##" : "";
+      for (std::size_t k = start; k < end; ++k) piece += characters[k];
+      if (const auto it = vocab.find(piece); it != vocab.end()) {
+        ids.push_back(it->second);
+        break;
+      }
+    }
+    if (end == start) return {unknown};
+    start = end;
+  }
+  return ids;
+}
+
+/// The words of `text` as a cased BERT splits the tests' probes: at whitespace, and each
+/// punctuation character a word (ASCII's symbols, and the quotation marks and dashes of
+/// U+2010..U+2027, all the probes hold beyond ASCII letters and German ones).
+std::vector<std::string> oracle_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  const auto end_word = [&] {
+    if (!word.empty()) words.push_back(word);
+    word.clear();
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    const std::string character = text.substr(i, n);
+    i += n;
+    const bool space = character == " " || character == "\n" || character == "\t" || character == "\r";
+    const bool ascii_symbol = n == 1 && std::ispunct(c);
+    const bool general_punctuation = n == 3 && character >= "\xE2\x80\x90" && character <= "\xE2\x80\xA7";
+    if (space) {
+      end_word();
+    } else if (ascii_symbol || general_punctuation) {
+      end_word();
+      words.push_back(character);
+    } else {
+      word += character;
+    }
+  }
+  end_word();
+  return words;
+}
+
+/// token -> id of a vocab.txt (its line from 0).
+std::map<std::string, std::int64_t> vocab_txt_ids(const fs::path& file) {
+  std::map<std::string, std::int64_t> ids;
+  const std::vector<std::string> lines = vocab_lines(file);
+  for (std::size_t id = 0; id < lines.size(); ++id) ids.emplace(lines[id], std::int64_t(id));
+  return ids;
+}
+
+/// A word in which the oracle emits the continuation piece `piece` ("##t"): one of the
+/// vocabulary's one-character word-start pieces (a letter or digit of ASCII or Latin-1) before
+/// t, split by the oracle into that piece and `piece`; "" when there is none.
+std::string oracle_continuation_word(const std::map<std::string, std::int64_t>& vocab, const std::string& piece) {
+  const std::string text = piece.substr(2);
+  for (const auto& [start, id] : vocab) {
+    const bool one_character = start.size() == 1 ? std::isalnum(static_cast<unsigned char>(start[0])) != 0
+                                                 : start.size() == 2 && static_cast<unsigned char>(start[0]) == 0xC3;
+    if (!one_character) continue;
+    if (greedy_longest_match(vocab, start + text) == std::vector<std::int64_t>{id, vocab.at(piece)})
+      return start + text;
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("extend: refusals name the file or option in one line and leave no output") {
@@ -666,9 +843,39 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
   const fs::path bpe_model = source_with_tokenizer(dir.path, "spm-bpe", dir / "tokenizer.model");
   check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", bpe_model.string(), "--drift-budget", "0"}),
                 (bpe_model / "tokenizer.model").string(), "--drift-budget is not supported for a SentencePiece source");
-  const fs::path wordpiece = source_with_tokenizer(dir.path, "wp", formats / "helper_wordpiece" / "vocab.txt");
-  check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", wordpiece.string()}),
-                (wordpiece / "vocab.txt").string(), "WordPiece vocab.txt cannot be extended");
+  // WordPiece: a vocab.txt with an empty line or a line twice, a tokenizer.json whose unknown
+  // piece is not in its vocabulary or whose pre-tokenizer is not BERT's, a drift budget.
+  {
+    const std::string lines = read_file(en_vocab_txt);
+    const std::size_t tenth = [&] {
+      std::size_t at = 0;
+      for (int i = 0; i < 10; ++i) at = lines.find('\n', at) + 1;
+      return at;
+    }();
+    write_file(dir / "vocab.txt", lines.substr(0, tenth) + "\n" + lines.substr(tenth));
+    const fs::path empty_line = source_with_tokenizer(dir.path, "wp-empty-line", dir / "vocab.txt");
+    check_refusal(dir, "extend-tokenizer-malformed", with_helper({"--source", empty_line.string()}),
+                  (empty_line / "vocab.txt").string(), "line 11 is empty");
+    write_file(dir / "vocab.txt", lines + lines.substr(0, tenth));
+    const fs::path twice = source_with_tokenizer(dir.path, "wp-twice", dir / "vocab.txt");
+    check_refusal(dir, "vocab-txt-invalid", with_helper({"--source", twice.string()}), (twice / "vocab.txt").string(),
+                  "both hold the token");
+    const fs::path wordpiece = make_wordpiece_source(dir.path, "wp-json", true);
+    nlohmann::ordered_json document = nlohmann::ordered_json::parse(read_file(wordpiece / "tokenizer.json"));
+    document["model"]["unk_token"] = "<unk>";
+    const fs::path no_unknown = make_wordpiece_source(dir.path, "wp-no-unknown", true);
+    write_json(no_unknown / "tokenizer.json", document);
+    check_refusal(dir, "extend-tokenizer-malformed", with_helper({"--source", no_unknown.string()}),
+                  (no_unknown / "tokenizer.json").string(), "\"<unk>\" is not in the vocabulary");
+    document["model"]["unk_token"] = "[UNK]";
+    document["pre_tokenizer"] = {{"type", "Whitespace"}};
+    const fs::path whitespace = make_wordpiece_source(dir.path, "wp-whitespace", true);
+    write_json(whitespace / "tokenizer.json", document);
+    check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", whitespace.string()}),
+                  (whitespace / "tokenizer.json").string(), "BertPreTokenizer");
+    check_refusal(dir, "extend-source-tokenizer", with_helper({"--source", wordpiece.string(), "--drift-budget", "0"}),
+                  (wordpiece / "tokenizer.json").string(), "--drift-budget is not supported for a WordPiece source");
+  }
   write_json(dir / "tokenizer.json", unigram_tokenizer_json({"<unk>", "<s>", "</s>",
                                                              "\xE2\x96\x81"
                                                              "a"}));
@@ -725,6 +932,192 @@ TEST_CASE("extend: refusals name the file or option in one line and leave no out
   CHECK(std::count(both.err.begin(), both.err.end(), '\n') == 1);
   CHECK(both.err.find("--tokens") != std::string::npos);
   CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("extend: a WordPiece vocab.txt source keeps every line and row, and adds pieces greedy matching emits") {
+  const temp_dir dir;
+  const fs::path source = make_wordpiece_source(dir.path, "wordpiece", false);
+  const fs::path out = dir / "extended";
+  const nlohmann::json report =
+      extend(source, out, {"--helper", de_small.string(), "--probe-new", (probes_dir / "de.txt").string()});
+  transfer(source, de_small, dir / "transferred", {});
+  const std::vector<std::string> before = vocab_lines(source / "vocab.txt");
+  const std::vector<std::string> after = vocab_lines(out / "vocab.txt");
+  // Old lines and rows as they were; new rows transfer's for the same helper tokens.
+  CHECK(read_file(out / "vocab.txt").substr(0, read_file(source / "vocab.txt").size()) ==
+        read_file(source / "vocab.txt"));
+  CHECK(after.size() == before.size() + report["added"].get<std::size_t>());
+  CHECK(row_bytes(out / "model.safetensors", embedding, 0, 5000, 128 * 4) ==
+        tensor_bytes(source / "model.safetensors", embedding));
+  CHECK(rows_unlike_transfer(report, out, dir / "transferred", embedding, "wordpiece") == 0);
+  CHECK(report["new_rows"]["helper"].get<int>() + report["new_rows"]["source_copy"].get<int>() ==
+        report["added"].get<int>());
+  CHECK(report["intermediates"] == 0);
+  CHECK(report["added"].get<std::size_t>() + report["left_out_count"].get<std::size_t>() +
+            report["already_present"].get<std::size_t>() ==
+        report["asked"].get<std::size_t>());
+  CHECK(report["added_share_of_asked"].get<double>() > 0.9);
+  for (const auto& entry : report["left_out"]) CHECK(!entry["reason"].get<std::string>().empty());
+
+  // Each added piece is what the oracle emits: a word-start piece for its own text, a "##" piece
+  // after a one-character word start.
+  const std::map<std::string, std::int64_t> old_ids = vocab_txt_ids(source / "vocab.txt");
+  const std::map<std::string, std::int64_t> new_ids = vocab_txt_ids(out / "vocab.txt");
+  std::size_t starts = 0, continuations = 0;
+  for (const auto& token : report["tokens"]) {
+    const std::string piece = token["token"];
+    CAPTURE(piece);
+    REQUIRE(new_ids.at(piece) == token["id"].get<std::int64_t>());
+    if (piece.rfind("##", 0) == 0) {
+      ++continuations;
+      CHECK(!oracle_continuation_word(new_ids, piece).empty());
+    } else {
+      ++starts;
+      CHECK(greedy_longest_match(new_ids, piece) == std::vector<std::int64_t>{token["id"].get<std::int64_t>()});
+    }
+  }
+  CHECK(starts > 0);
+  CHECK(continuations > 0);
+
+  // The drift the report gives is the oracle's: probe words whose ids change.
+  std::size_t changed = 0, words = 0;
+  std::istringstream probe(read_file(probes_dir / "en.txt"));
+  for (std::string word; probe >> word;) {
+    ++words;
+    std::vector<std::int64_t> old_word, new_word;
+    for (const std::string& part : oracle_words(word)) {
+      const auto a = greedy_longest_match(old_ids, part), b = greedy_longest_match(new_ids, part);
+      old_word.insert(old_word.end(), a.begin(), a.end());
+      new_word.insert(new_word.end(), b.begin(), b.end());
+    }
+    changed += old_word != new_word ? 1 : 0;
+  }
+  CHECK(report["drift"]["words"] == words);
+  CHECK(report["drift"]["changed"] == changed);
+  CHECK(changed > 0);
+  MESSAGE("WordPiece en-large + de-small: added ", report["added"], " of ", report["asked"], " (", starts,
+          " word starts, ", continuations, " continuations), drift ", changed, " of ", words, ", German tokens a word ",
+          report["fertility"]["extended"], " (source ", report["fertility"]["source"], ", helper ",
+          report["fertility"]["helper"], ")");
+}
+
+TEST_CASE(
+    "extend: a WordPiece tokenizer.json source in the real client: same ids as extend's encoder, each piece emitted") {
+  const temp_dir dir;
+  const fs::path source = make_wordpiece_source(dir.path, "wordpiece-json", true);
+  const fs::path out = dir / "extended";
+  const nlohmann::json report = extend(source, out, {"--helper", de_small.string()});
+  // model.vocab: the old keys in their order with their ids, then the new ones; vocab.txt agrees.
+  const auto source_vocab = nlohmann::ordered_json::parse(read_file(source / "tokenizer.json"))["model"]["vocab"];
+  const auto written = nlohmann::ordered_json::parse(read_file(out / "tokenizer.json"));
+  const auto& vocab = written["model"]["vocab"];
+  REQUIRE(vocab.size() == source_vocab.size() + report["added"].get<std::size_t>());
+  auto old_entry = source_vocab.begin();
+  auto new_entry = vocab.begin();
+  for (; old_entry != source_vocab.end(); ++old_entry, ++new_entry) {
+    REQUIRE(old_entry.key() == new_entry.key());
+    REQUIRE(old_entry.value() == new_entry.value());
+  }
+  const std::vector<std::string> lines = vocab_lines(out / "vocab.txt");
+  REQUIRE(lines.size() == vocab.size());
+  for (std::size_t id = 0; id < lines.size(); ++id) CHECK(vocab.at(lines[id]) == id);
+  CHECK(read_file(out / "tokenizer_config.json") == read_file(source / "tokenizer_config.json"));
+
+  // The program's encoder of the written file.
+  namespace x = clp_transfer::extend;
+  const x::wordpiece_table extended(x::read_wordpiece_model(written, "written"));
+  const x::wordpiece_table original(
+      x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(source / "tokenizer.json")), "source"));
+  std::vector<std::string> texts;
+  for (const char* probe : {"de.txt", "en.txt"}) {
+    std::istringstream lines_of_probe(read_file(probes_dir / probe));
+    for (std::string line; std::getline(lines_of_probe, line) && texts.size() < 120;)
+      if (!line.empty()) texts.push_back(line);
+  }
+  texts.push_back("Caf\xC3\xA9 \xE2\x80\x9EHaus\xE2\x80\x9C,\tna\xC3\xAFve\x01 \xE4\xB8\xAD\xE6\x96\x87 don't!");
+  // Each added piece where it stands: its own text, or a word that ends in it.
+  const std::map<std::string, std::int64_t> ids = vocab_txt_ids(out / "vocab.txt");
+  std::vector<std::vector<std::int64_t>> expected_pieces;
+  const std::size_t first_piece_text = texts.size();
+  for (const auto& token : report["tokens"]) {
+    const std::string piece = token["token"];
+    const bool continuation = piece.rfind("##", 0) == 0;
+    const std::string word = continuation ? oracle_continuation_word(ids, piece) : piece;
+    CAPTURE(piece);
+    REQUIRE(!word.empty());
+    texts.push_back(word);
+    expected_pieces.push_back(continuation
+                                  ? std::vector<std::int64_t>{ids.at(word.substr(0, word.size() - piece.size() + 2)),
+                                                              token["id"].get<std::int64_t>()}
+                                  : std::vector<std::int64_t>{token["id"].get<std::int64_t>()});
+  }
+  if (!client_available()) return;
+  const nlohmann::json answer = ask_client(out, {{"encode", texts}});
+  const nlohmann::json answer_before = ask_client(source, {{"encode", texts}});
+  std::size_t differ = 0;
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    CAPTURE(texts[t]);
+    std::vector<std::int64_t> mine, mine_before;
+    for (const x::token_id id : x::encode_text(extended, texts[t])) mine.push_back(id);
+    for (const x::token_id id : x::encode_text(original, texts[t])) mine_before.push_back(id);
+    CHECK(answer["encode"][t].get<std::vector<std::int64_t>>() == mine);
+    CHECK(answer_before["encode"][t].get<std::vector<std::int64_t>>() == mine_before);
+    if (t >= first_piece_text) CHECK(mine == expected_pieces[t - first_piece_text]);
+    differ += mine != mine_before ? 1 : 0;
+  }
+  CHECK(differ > 0);
+}
+
+TEST_CASE(
+    "extend: bert-base-uncased's real vocabulary in the real client: lowercase, accents, CJK as it encodes them") {
+  const fs::path vocab_txt = data_dir / "wordpiece" / "bert-base-uncased" / "vocab.txt";
+  const temp_dir dir;
+  const fs::path source = make_wordpiece_source(dir.path, "bert-uncased", true, vocab_txt, true);
+  const fs::path out = dir / "extended";
+  // The first 800 the helper has and the source lacks: enough of each kind, in a test's time.
+  const nlohmann::json report =
+      extend(source, out, {"--helper", de_small.string(), "--method", "mean-of-pieces", "--add", "800"});
+  CHECK(report["added"].get<int>() > 300);
+  CHECK(read_file(out / "vocab.txt").substr(0, read_file(vocab_txt).size()) == read_file(vocab_txt));
+  // Cased and accented helper tokens are left out: the normaliser never leaves such a word.
+  std::size_t normalised = 0;
+  for (const auto& entry : report["left_out"])
+    normalised += entry["reason"].get<std::string>().find("normaliser") != std::string::npos ? 1 : 0;
+  CHECK(normalised > 0);
+  namespace x = clp_transfer::extend;
+  const x::wordpiece_table extended(
+      x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(out / "tokenizer.json")), "written"));
+  const x::wordpiece_table original(
+      x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(source / "tokenizer.json")), "source"));
+  std::vector<std::string> texts;
+  for (const char* probe : {"de.txt", "en.txt"}) {
+    std::istringstream lines_of_probe(read_file(probes_dir / probe));
+    for (std::string line; std::getline(lines_of_probe, line) && texts.size() < 120;)
+      if (!line.empty()) texts.push_back(line);
+  }
+  // Accents, capitals, CJK, Hangul, a control and a zero-width character, a long word. (Not a
+  // final sigma: the JavaScript client lowercases a word's last 'Σ' to 'ς' as Python does,
+  // Hugging Face's Rust and extend to 'σ'.)
+  texts.push_back(
+      "\xC3\x9C\x62\x65r M\xC3\xBCnchen, CAF\xC3\x89 na\xC3\xAFve "
+      "\xE4\xB8\xAD\xE6\x96\x87\xED\x95\x9C\xEA\xB5\xAD\x01x\xE2\x80\x8By " +
+      std::string(120, 'a'));
+  std::map<std::string, std::int64_t> ids = vocab_txt_ids(out / "vocab.txt");
+  for (const auto& token : report["tokens"]) {
+    const std::string piece = token["token"];
+    texts.push_back(piece.rfind("##", 0) == 0 ? oracle_continuation_word(ids, piece) : piece);
+  }
+  if (!client_available()) return;
+  const nlohmann::json answer = ask_client(out, {{"encode", texts}});
+  const nlohmann::json answer_before = ask_client(source, {{"encode", texts}});
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    CAPTURE(texts[t]);
+    std::vector<std::int64_t> mine, mine_before;
+    for (const x::token_id id : x::encode_text(extended, texts[t])) mine.push_back(id);
+    for (const x::token_id id : x::encode_text(original, texts[t])) mine_before.push_back(id);
+    CHECK(answer["encode"][t].get<std::vector<std::int64_t>>() == mine);
+    CHECK(answer_before["encode"][t].get<std::vector<std::int64_t>>() == mine_before);
+  }
 }
 
 }  // namespace test_extend

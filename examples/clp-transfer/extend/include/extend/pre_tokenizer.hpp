@@ -5,6 +5,8 @@
 //     each byte of a pre-token is one symbol of GPT-2's 256-character alphabet;
 //   - metaspace: spaces written '▁' by a normalizer (Llama 2: Prepend '▁', Replace ' '->'▁')
 //     or a Metaspace pre-tokenizer; every character is a symbol.
+//   - wordpiece: BERT's basic tokenizer (bert_text.hpp): normalised text split into words at
+//     whitespace and punctuation; a WordPiece model encodes each word (wordpiece_model.hpp).
 // Anything else (another expression, Digits, Punctuation, BERT's pre-tokenizer, a normalizer
 // that changes text otherwise) is refused naming what, since extend could not tell which texts
 // reach a new token. An NFC normalizer is accepted and not applied: texts are taken to be NFC.
@@ -16,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extend/bert_text.hpp"
 #include "extend/characters.hpp"
 #include "extend/refusal.hpp"
 
@@ -25,6 +28,7 @@ namespace clp_transfer::extend {
 enum class symbol_spelling {
   byte_level,  ///< one character of GPT-2's alphabet per byte ('Ġ' is a space)
   metaspace,   ///< the text's own characters, a space written '▁' (U+2581)
+  wordpiece,   ///< the text's own characters; a piece that continues a word starts "##"
 };
 
 /// The regular expression a byte-level tokenizer splits text with.
@@ -52,6 +56,8 @@ struct text_rules {
   space_mark_prepend prepend = space_mark_prepend::never;
   /// metaspace: a Metaspace pre-tokenizer with split, which starts a pre-token at every '▁'.
   bool split_at_space_marks = false;
+  /// wordpiece: BERT's normaliser.
+  bert_normalizer bert;
   /// What decided, for a report: "pre_tokenizer ByteLevel (GPT-2 expression)".
   std::string description;
 };
@@ -180,6 +186,7 @@ inline std::string spell(std::string_view bytes, symbol_spelling spelling) {
 ///                        only there do add_prefix_space and a '▁' prepend apply
 inline std::vector<std::string> pre_tokens(std::string_view text, const text_rules& rules, bool text_start) {
   std::vector<std::string> out;
+  if (rules.spelling == symbol_spelling::wordpiece) return bert_words(text, rules.bert);
   if (rules.spelling == symbol_spelling::byte_level) {
     std::string prefixed;
     if (rules.add_prefix_space && text_start && !text.empty() && text.front() != ' ') {

@@ -22,8 +22,15 @@ namespace clp_transfer::extend {
 
 /// The library's name for a model's spelling, for clp::token_bytes.
 inline clp::token_spelling library_spelling(const bpe_model& model) {
-  return model.rules.spelling == symbol_spelling::byte_level ? clp::token_spelling::byte_level
-                                                             : clp::token_spelling::sentencepiece;
+  switch (model.rules.spelling) {
+    case symbol_spelling::byte_level:
+      return clp::token_spelling::byte_level;
+    case symbol_spelling::wordpiece:
+      return clp::token_spelling::wordpiece;
+    case symbol_spelling::metaspace:
+      break;
+  }
+  return clp::token_spelling::sentencepiece;
 }
 
 /// The bytes each of `ids` stands for in `model`'s spelling, in order.
