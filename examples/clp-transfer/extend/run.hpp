@@ -193,6 +193,26 @@ inline void synthesise_helper_rows(const loaded_models& models, const new_rows_p
 
 }  // namespace detail
 
+namespace detail {
+
+/// Refuses --drift-budget for a source its guard cannot keep within the budget, or leaves out of
+/// the output the SentencePiece model beside a tokenizer.json (as before models were extended).
+/// The guard reasons with one merge a new token; SentencePiece joins a new piece from any of its
+/// splits, and WordPiece has no merges, so the guard could not promise the budget there.
+inline void guard_drift_budget(source_tokenizer& tokenizer) {
+  if (tokenizer.sentencepiece) {
+    if (tokenizer.document.is_null())
+      extend::unsupported(tokenizer.file.string(),
+                          "--drift-budget is not supported for a SentencePiece source yet (its drift is reported)");
+    tokenizer.sentencepiece.reset();
+  }
+  if (tokenizer.wordpiece)
+    extend::unsupported(tokenizer.file.string(),
+                        "--drift-budget is not supported for a WordPiece source yet (its drift is reported)");
+}
+
+}  // namespace detail
+
 /// Runs the extension: `request`'s models read, its tokens chosen and the source's tokenizer
 /// extended, the new rows made (from the helper as `synthesis` says, or as the mean of their
 /// pieces), the source with its tokenizer extended and its matrices grown written to `target`;
@@ -215,18 +235,7 @@ inline void run_extend(const extend_request& request, const synthesis_choice& sy
   progress.begin("read");
   io::interruption_test_point("read");
   source_tokenizer tokenizer = read_source_tokenizer(request.pair.source);
-  // The budget's guard reasons with one merge a new token; SentencePiece joins a new piece from
-  // any of its splits, so the guard could not promise the budget there. Beside a tokenizer.json
-  // the model is left out instead, as before models were extended.
-  if (tokenizer.sentencepiece && request.drift_budget) {
-    if (tokenizer.document.is_null())
-      extend::unsupported(tokenizer.file.string(),
-                          "--drift-budget is not supported for a SentencePiece source yet (its drift is reported)");
-    tokenizer.sentencepiece.reset();
-  }
-  if (tokenizer.wordpiece && request.drift_budget)
-    extend::unsupported(tokenizer.file.string(),
-                        "--drift-budget is not supported for a WordPiece source yet (its drift is reported)");
+  if (request.drift_budget) detail::guard_drift_budget(tokenizer);
   extend_models models;
   if (request.has_helper())
     models.pair.emplace(read_models(request.pair));

@@ -131,15 +131,4 @@ inline folder_contents read_folder_contents(const std::filesystem::path& folder)
   return contents;
 }
 
-/// The parts of an hf_checkpoint, borrowed, for the checks (a folder the program has read whole).
-/// @param[in] checkpoint  a model folder as the program reads it
-/// @param[in] names       tensor names given instead of found
-inline folder_view view_of(const hf_checkpoint& checkpoint, tensor_choice names = {}) {
-  return {checkpoint.folder,
-          &checkpoint.json,
-          &checkpoint.weights,
-          {checkpoint.tokenizer.file, &checkpoint.tokenizer.vocabulary},
-          std::move(names)};
-}
-
 }  // namespace clp_transfer::verify

@@ -98,14 +98,6 @@ inline std::vector<finding> verify_parts(const folder_view& view, int threads = 
   return findings;
 }
 
-/// Every check on a model folder the program has read whole (an hf_checkpoint: no file is read
-/// again but the tensors' bytes and the tokenizer files beside the vocabulary's).
-/// @param[in] checkpoint  the folder, read
-/// @param[in] names       tensor names given instead of found
-inline std::vector<finding> verify_checkpoint(const hf_checkpoint& checkpoint, tensor_choice names = {}) {
-  return verify_parts(view_of(checkpoint, std::move(names)));
-}
-
 /// Reads the model folder `folder` and runs every check on it: the files that cannot be read,
 /// then what the checks find. Throws (read_folder_contents) only when `folder` is not a folder
 /// or holds none of config.json, weights and a tokenizer.
