@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "io/errors.hpp"
 #include "io/json/file.hpp"
 #include "io/tokenizer/files.hpp"
 #include "io/tokenizer/sentencepiece.hpp"
+#include "io/tokenizer/tokenizer_json.hpp"
 #include "io/tokenizer/vocabulary.hpp"
 #include "io/tokenizer/wordpiece.hpp"
 #include "verify/finding.hpp"
@@ -33,57 +33,6 @@
 namespace clp_transfer::verify {
 
 namespace detail {
-
-/// Collects a tokenizer.json's model.merges in one SAX pass, building nothing else: each merge
-/// as "left right", whether the file writes it as that string or as the pair ["left", "right"].
-class merges_collector final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::vector<std::string> merges;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool string(string_t& value) override {
-    if (in_merges_ && depth_ == merges_depth_ + 1) merges.push_back(value);
-    if (in_merges_ && depth_ == merges_depth_ + 2) merges.back() += (pair_size_++ ? " " : "") + value;
-    return true;
-  }
-  bool start_object(std::size_t) override { return open(false); }
-  bool start_array(std::size_t) override { return open(true); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-  bool key(string_t& key) override {
-    if (depth_ == 1) in_model_ = key == "model";
-    merges_next_ = depth_ == 2 && in_model_ && key == "merges";
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override { return false; }
-
- private:
-  bool open(bool is_array) {
-    ++depth_;
-    if (merges_next_ && is_array) {
-      in_merges_ = true;
-      merges_depth_ = depth_ - 1;
-    } else if (in_merges_ && depth_ == merges_depth_ + 2) {
-      merges.emplace_back();
-      pair_size_ = 0;
-    }
-    merges_next_ = false;
-    return true;
-  }
-  bool close() {
-    if (in_merges_ && depth_ == merges_depth_ + 1) in_merges_ = false;
-    --depth_;
-    return true;
-  }
-
-  std::size_t depth_ = 0, merges_depth_ = 0, pair_size_ = 0;
-  bool in_model_ = false, merges_next_ = false, in_merges_ = false;
-};
 
 /// The merges of merges.txt text: its lines, less a first line "#version..." and empty lines.
 inline std::vector<std::string> merges_txt_lines(std::string_view text) {
@@ -127,9 +76,11 @@ inline void compare_vocabularies(const std::filesystem::path& other_file, const 
 inline void compare_merges(const std::filesystem::path& merges_file, const std::filesystem::path& tokenizer_json,
                            std::vector<finding>& findings) {
   const std::vector<std::string> lines = merges_txt_lines(io::read_text_file(merges_file));
-  merges_collector collector;
-  nlohmann::json::sax_parse(io::read_text_file(tokenizer_json), &collector);
-  const std::vector<std::string>& merges = collector.merges;
+  // The file layer's reading of model.merges, as "left right" lines.
+  std::vector<std::string> merges;
+  for (const auto& [left, right] :
+       io::read_tokenizer_json(tokenizer_json, io::tokenizer_json_options::with_merges()).merges)
+    merges.push_back(left + " " + right);
   std::size_t i = 0;
   while (i < lines.size() && i < merges.size() && lines[i] == merges[i]) ++i;
   if (i == lines.size() && i == merges.size()) return;
