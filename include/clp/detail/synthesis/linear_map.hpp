@@ -25,6 +25,7 @@
 #include <clp/detail/kernels/tiling.hpp>
 #include <clp/detail/matrices/rows.hpp>
 #include <clp/detail/synthesis/block_context.hpp>
+#include <clp/detail/synthesis/overlap_moments.hpp>
 #include <clp/detail/synthesis/row_outcomes.hpp>
 #include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
@@ -54,16 +55,6 @@ inline constexpr Index moment_chunk_cols = 512;
 inline constexpr double map_rank_tolerance = 1e-10;
 /// The grid GCV searches: lambda = 10^(e / 4) * trace(G) / d_helper for e in [first, last].
 inline constexpr int map_grid_first = -24, map_grid_last = 8;
-
-using double_matrix = Eigen::MatrixXd;  // column-major: middleCols are contiguous
-
-/// What one pass over the overlap sums: G, and per source B, ||A_o||^2 and A_o's column sums.
-struct overlap_moments {
-  double_matrix gram;
-  std::vector<double_matrix> cross;
-  std::vector<double> sum_squares;
-  std::vector<Eigen::VectorXd> column_sums;
-};
 
 /// target += left^T right, column chunk by column chunk, one task each.
 CLP_DECL void add_transposed_product(double_matrix& target, const double_matrix& left, const double_matrix& right,
