@@ -141,7 +141,8 @@ undertrained_rows find_undertrained_rows(const Matrix& embeddings, const undertr
 /// @param[in] overlap      any vocabulary_overlap
 /// @param[in] source_rows  source row ids, any order, each >= 0
 /// @throws clp::invalid_argument for a negative id
-CLP_DECL vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap, const std::vector<Index>& source_rows);
+CLP_DECL vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap,
+                                                const std::vector<Index>& source_rows);
 
 }  // namespace clp
 

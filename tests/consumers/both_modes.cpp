@@ -27,7 +27,9 @@ struct byte_sink {
   std::FILE* file;
   void matrix_bytes(const matrix& m) const { std::fwrite(m.data(), sizeof(float), std::size_t(m.size()), file); }
   template <class T>
-  void values(const std::vector<T>& v) const { std::fwrite(v.data(), sizeof(T), v.size(), file); }
+  void values(const std::vector<T>& v) const {
+    std::fwrite(v.data(), sizeof(T), v.size(), file);
+  }
   void value(double x) const { std::fwrite(&x, sizeof x, 1, file); }
 };
 
@@ -51,8 +53,8 @@ int main(int argc, char** argv) {
   out.value(double(clp::synthesize_rows(source, helper, overlap, output).synthesized_rows));
   out.matrix_bytes(output);
 
-  const std::vector<std::string> names{"paper", "paper-guarded", "clamped", "top-k",
-                                       "softmax", "sparsemax", "omp", "least-squares"};
+  const std::vector<std::string> names{"paper",   "paper-guarded", "clamped", "top-k",
+                                       "softmax", "sparsemax",     "omp",     "least-squares"};
   std::vector<clp::weighting> weightings;
   std::vector<matrix> each(names.size(), matrix::Zero(300, 24));
   std::vector<clp::synthesis_job> jobs;

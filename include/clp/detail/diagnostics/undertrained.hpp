@@ -192,7 +192,7 @@ CLP_DECL undertrained_rows screen(const matrix_view<const void>& m, const undert
 }  // namespace detail::undertrained
 
 CLP_DECL vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap,
-                                              const std::vector<Index>& source_rows) {
+                                                const std::vector<Index>& source_rows) {
   std::vector<Index> drop = source_rows;
   std::sort(drop.begin(), drop.end());
   if (!drop.empty() && drop.front() < 0)

@@ -159,9 +159,9 @@ std::vector<std::vector<evaluation>> score_every_split(const matrix_view<const v
 
 // The shipped policies' evaluations, and evaluate_each's of a list of weightings: compiled once
 // by <clp/impl/src.hpp> with CLP_SEPARATE_COMPILATION.
-#define CLP_DETAIL_EVALUATION_INSTANCE(prefix, Policy)                                                        \
-  prefix template std::vector<std::vector<evaluation>> score_every_split<Policy>(                              \
-      const matrix_view<const void>&, const matrix_view<const void>&, const vocabulary_overlap&,               \
+#define CLP_DETAIL_EVALUATION_INSTANCE(prefix, Policy)                                           \
+  prefix template std::vector<std::vector<evaluation>> score_every_split<Policy>(                \
+      const matrix_view<const void>&, const matrix_view<const void>&, const vocabulary_overlap&, \
       const scored_matrices&, const std::vector<Policy>&, const evaluation_options&, const char*);
 #ifdef CLP_SEPARATE_COMPILATION
 namespace clp::detail {

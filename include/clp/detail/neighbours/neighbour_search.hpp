@@ -57,7 +57,6 @@ class neighbour_search {
   /// Block b: query rows queries[b * block, ...), at most block of them.
   void run(Index b, scratch& s, Index* neighbours) const;  // in neighbour_search-inl.hpp
 
-
  private:
   void scale_row(float* row, float inverse) const {
     for (Index c = 0; c < x_.cols(); ++c) row[c] *= inverse;

@@ -88,10 +88,10 @@ CLP_DECL std::vector<synthesis_report> synthesize_jobs(const matrix_view<const v
 
 // The shipped policies' syntheses: compiled once by <clp/impl/src.hpp> with
 // CLP_SEPARATE_COMPILATION, so that a caller's file instantiates only its own policies'.
-#define CLP_DETAIL_SYNTHESIS_INSTANCE(prefix, Policy)                                                        \
-  prefix template synthesis_report synthesize_pairs<Policy>(                                                  \
-      const std::vector<source_output>&, const matrix_view<const void>&, const vocabulary_overlap&, const Policy&, \
-      const synthesis_options&, const char*);
+#define CLP_DETAIL_SYNTHESIS_INSTANCE(prefix, Policy)                                                                  \
+  prefix template synthesis_report synthesize_pairs<Policy>(const std::vector<source_output>&,                         \
+                                                            const matrix_view<const void>&, const vocabulary_overlap&, \
+                                                            const Policy&, const synthesis_options&, const char*);
 #ifdef CLP_SEPARATE_COMPILATION
 namespace clp::detail {
 #define CLP_DETAIL_DECLARE(Policy) CLP_DETAIL_SYNTHESIS_INSTANCE(extern, Policy)

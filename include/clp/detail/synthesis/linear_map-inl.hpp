@@ -54,7 +54,8 @@ CLP_DECL void add_row_sums(const float* rows, Index n, Index d, double& sum_squa
       return;
     }
     const Index c0 = (task - row_tasks) * map_chunk_cols, cn = std::min(map_chunk_cols, d - c0);
-    for (Index i = 0; i < n; ++i) sums.segment(c0, cn) += Eigen::Map<const Eigen::VectorXf>(rows + i * d + c0, cn).cast<double>();
+    for (Index i = 0; i < n; ++i)
+      sums.segment(c0, cn) += Eigen::Map<const Eigen::VectorXf>(rows + i * d + c0, cn).cast<double>();
   });
   for (const double square : squares) sum_squares += square;
 }
