@@ -37,14 +37,16 @@ foreach(header IN LISTS clp_detail_headers)
 endforeach()
 file(CONFIGURE OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/header_check/detail_after_public.cpp"
      CONTENT "${clp_after_public}")
-list(APPEND clp_header_check_sources "${CMAKE_CURRENT_BINARY_DIR}/header_check/detail_after_public.cpp")
-add_library(clp_header_check OBJECT ${clp_header_check_sources})
-target_link_libraries(clp_header_check PRIVATE clp::clp xtensor)
-clp_project_warnings(clp_header_check)
+# With CLP_SEPARATE_COMPILATION, the public headers alone: the internals after them would be the
+# compiled part's bodies, defined here for nothing (clp::compiled compiles them).
 add_library(clp_header_check_separate OBJECT ${clp_header_check_sources})
 target_link_libraries(clp_header_check_separate PRIVATE clp::clp xtensor)
 target_compile_definitions(clp_header_check_separate PRIVATE CLP_SEPARATE_COMPILATION)
 clp_project_warnings(clp_header_check_separate)
+list(APPEND clp_header_check_sources "${CMAKE_CURRENT_BINARY_DIR}/header_check/detail_after_public.cpp")
+add_library(clp_header_check OBJECT ${clp_header_check_sources})
+target_link_libraries(clp_header_check PRIVATE clp::clp xtensor)
+clp_project_warnings(clp_header_check)
 
 # ... and cleanly as C++20.
 file(CONFIGURE OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/header_check/cxx20.cpp"
