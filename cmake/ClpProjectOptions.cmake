@@ -42,6 +42,29 @@ function(clp_use_blas target)
   endif()
 endfunction()
 
+# The library compiled once for this project's programs and tests, as they want it: with OpenMP
+# where the compiler has it, and with BLAS, Eigen's float products handed to the BLAS as
+# clp_use_blas does. What links one is built with CLP_SEPARATE_COMPILATION (and, with BLAS,
+# EIGEN_USE_BLAS), so that the engine is compiled once per variant instead of once per
+# executable; the installed clp::compiled is the same source without either.
+#   clp_compiled_variant(<target> [BLAS])
+function(clp_compiled_variant target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "BLAS" "" "")
+  add_library(${target} STATIC "${PROJECT_SOURCE_DIR}/src/compiled.cpp")
+  target_link_libraries(${target} PUBLIC clp::clp)
+  target_compile_definitions(${target} PUBLIC CLP_SEPARATE_COMPILATION)
+  clp_project_warnings(${target})
+  if(OpenMP_CXX_FOUND)
+    target_link_libraries(${target} PUBLIC OpenMP::OpenMP_CXX)
+  endif()
+  if(arg_BLAS AND CLP_USE_BLAS AND BLAS_FOUND)
+    target_compile_definitions(${target} PUBLIC EIGEN_USE_BLAS CLP_HAVE_BLAS)
+    target_link_libraries(${target} PUBLIC ${BLAS_LIBRARIES})
+  endif()
+endfunction()
+clp_compiled_variant(clp_compiled_openmp)           # the library's tests
+clp_compiled_variant(clp_compiled_programs BLAS)    # clp-transfer, its tests, the benchmarks
+
 # Unity builds: each test executable (and the clp-transfer program) compiles as a few translation
 # units of at most CLP_UNITY_BATCH_SIZE sources each, so that the engine's templates and Eigen's
 # kernels are instantiated and optimized once per unit instead of once per source file (what it

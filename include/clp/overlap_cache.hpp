@@ -16,7 +16,7 @@
 
 #define CLP_PUBLIC_HEADER_INCLUDED
 #include <clp/detail/kernels/scratch_buffer.hpp>
-#include <clp/detail/synthesis/linear_map.hpp>
+#include <clp/detail/synthesis/overlap_moments.hpp>
 #include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/element_type.hpp>
 #include <clp/matrix_view.hpp>

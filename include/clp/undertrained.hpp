@@ -20,6 +20,7 @@
 ///     overlap = clp::without_source_rows(overlap, found.flagged);  // synthesise them instead
 
 #define CLP_PUBLIC_HEADER_INCLUDED
+#include <clp/detail/config.hpp>
 #include <clp/element_type.hpp>
 #include <clp/error.hpp>
 #include <clp/matrix_view.hpp>
@@ -121,6 +122,16 @@ struct undertrained_rows {
 template <class Matrix>
 undertrained_rows find_undertrained_rows(const Matrix& embeddings, const undertrained_options& options = {});
 
+namespace detail::undertrained {
+/// find_undertrained_rows on a view: the screen, in the body below.
+CLP_DECL undertrained_rows screen(const matrix_view<const void>& m, const undertrained_options& o);
+}  // namespace detail::undertrained
+
+template <class Matrix>
+undertrained_rows find_undertrained_rows(const Matrix& embeddings, const undertrained_options& options) {
+  return detail::undertrained::screen(make_view(embeddings), options);
+}
+
 /// The overlap without the pairs whose source row is in `source_rows` (flagged rows, say): their
 /// target rows join missing_ids, so a transfer synthesises them like any missing row, and every
 /// weighting's support, least-squares fit, row-norm statistics and held-out split, all drawn from
@@ -130,8 +141,12 @@ undertrained_rows find_undertrained_rows(const Matrix& embeddings, const undertr
 /// @param[in] overlap      any vocabulary_overlap
 /// @param[in] source_rows  source row ids, any order, each >= 0
 /// @throws clp::invalid_argument for a negative id
-inline vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap, const std::vector<Index>& source_rows);
+CLP_DECL vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap,
+                                                const std::vector<Index>& source_rows);
 
 }  // namespace clp
 
+// The body; with CLP_SEPARATE_COMPILATION, compiled once by <clp/impl/src.hpp>.
+#ifndef CLP_SEPARATE_COMPILATION
 #include <clp/detail/diagnostics/undertrained.hpp>
+#endif

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Internal: the body of <clp/undertrained.hpp>, whose contracts are there. The screen in order:
-// the first pass (norms, mean, projections), the norm threshold, the reference (the unused ids,
-// or the group the cluster search finds in two passes), and where there is one, the first
-// principal component (a sketch and three passes of subspace iteration), the cosines and their
-// threshold; then the flags.
+// Internal: the body of <clp/undertrained.hpp>, whose contracts are there; included by it in
+// header-only builds, and by <clp/impl/src.hpp> with CLP_SEPARATE_COMPILATION. The screen in
+// order: the first pass (norms, mean, projections), the norm threshold, the reference (the
+// unused ids, or the group the cluster search finds in two passes), and where there is one, the
+// first principal component (a sketch and three passes of subspace iteration), the cosines and
+// their threshold; then the flags.
 #include <clp/detail/internal_header_check.hpp>
 
 #include <clp/detail/diagnostics/dense_cluster.hpp>
@@ -139,7 +140,7 @@ inline void flag(undertrained_rows& result, const std::vector<Index>& rows) {
   }
 }
 
-inline undertrained_rows screen(const matrix_view<const void>& m, const undertrained_options& o) {
+CLP_DECL undertrained_rows screen(const matrix_view<const void>& m, const undertrained_options& o) {
   check_options(m, o);
   std::vector<Index> rows;
   if (o.rows) {
@@ -190,13 +191,8 @@ inline undertrained_rows screen(const matrix_view<const void>& m, const undertra
 
 }  // namespace detail::undertrained
 
-template <class Matrix>
-undertrained_rows find_undertrained_rows(const Matrix& embeddings, const undertrained_options& options) {
-  return detail::undertrained::screen(make_view(embeddings), options);
-}
-
-inline vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap,
-                                              const std::vector<Index>& source_rows) {
+CLP_DECL vocabulary_overlap without_source_rows(const vocabulary_overlap& overlap,
+                                                const std::vector<Index>& source_rows) {
   std::vector<Index> drop = source_rows;
   std::sort(drop.begin(), drop.end());
   if (!drop.empty() && drop.front() < 0)

@@ -9,6 +9,7 @@
 // evaluation_options, evaluation and scored_matrices, which it reads.
 #include <clp/detail/internal_header_check.hpp>
 
+#include <clp/detail/config.hpp>
 #include <clp/detail/evaluate/held_out_split.hpp>
 #include <clp/detail/evaluate/whole_overlap.hpp>
 #include <clp/detail/kernels/scratch_buffer.hpp>
@@ -155,3 +156,18 @@ std::vector<std::vector<evaluation>> score_every_split(const matrix_view<const v
 }
 
 }  // namespace clp::detail
+
+// The shipped policies' evaluations, and evaluate_each's of a list of weightings: compiled once
+// by <clp/impl/src.hpp> with CLP_SEPARATE_COMPILATION.
+#define CLP_DETAIL_EVALUATION_INSTANCE(prefix, Policy)                                           \
+  prefix template std::vector<std::vector<evaluation>> score_every_split<Policy>(                \
+      const matrix_view<const void>&, const matrix_view<const void>&, const vocabulary_overlap&, \
+      const scored_matrices&, const std::vector<Policy>&, const evaluation_options&, const char*);
+#ifdef CLP_SEPARATE_COMPILATION
+namespace clp::detail {
+#define CLP_DETAIL_DECLARE(Policy) CLP_DETAIL_EVALUATION_INSTANCE(extern, Policy)
+CLP_DETAIL_FOR_EACH_SHIPPED_POLICY(CLP_DETAIL_DECLARE)
+CLP_DETAIL_DECLARE(weighting)
+#undef CLP_DETAIL_DECLARE
+}  // namespace clp::detail
+#endif

@@ -6,6 +6,7 @@
 // then scaled, or replaced by the mean where a row fell back, and stored.
 #include <clp/detail/internal_header_check.hpp>
 
+#include <clp/detail/config.hpp>
 #include <clp/detail/kernels/reductions.hpp>
 #include <clp/detail/kernels/tiling.hpp>
 #include <clp/detail/matrices/rows.hpp>
@@ -52,36 +53,10 @@ inline void combine_neighbours(const block_context& context, std::size_t p, Inde
 }
 
 /// The normalised queries times P.
-inline void combine_projected(const block_context& context, std::size_t p, const block_buffers& buffers) {
-  const synthesis_plan& plan = context.plan;
-  const Index d = context.pairs[p].source.cols();
-  matrix_map(buffers.accumulator, plan.blocks.rows, d).noalias() =
-      matrix_map(buffers.queries, plan.blocks.rows, plan.d_helper) *
-      const_matrix_map(context.panels.projected[p], plan.d_helper, d);
-}
+CLP_DECL void combine_projected(const block_context& context, std::size_t p, const block_buffers& buffers);
 
 /// The weights times the overlapping source rows, panel by panel.
-inline void combine_dense(const block_context& context, std::size_t p, const block_buffers& buffers) {
-  const synthesis_plan& plan = context.plan;
-  const matrix_view<const void>& source = context.pairs[p].source;
-  const Index d = source.cols();
-  const Index n_overlap = plan.n_overlap;
-  matrix_map result(buffers.accumulator, plan.blocks.rows, d);
-  for (Index p0 = 0; p0 < n_overlap; p0 += panel_rows) {
-    const Index pn = std::min(panel_rows, n_overlap - p0);
-    const float* a = plan.sources_resident ? context.panels.source[p].data() + p0 * d : nullptr;
-    if (!plan.sources_resident) {
-      gather_rows(source, context.overlap.source_ids.data() + p0, pn, buffers.panel);
-      a = buffers.panel;
-    }
-    const auto weights = strided_map(buffers.cosines + p0, plan.blocks.rows, pn, Eigen::OuterStride<>(n_overlap));
-    const auto values = const_matrix_map(a, pn, d);
-    if (p0 == 0)
-      result.noalias() = weights * values;
-    else
-      result.noalias() += weights * values;
-  }
-}
+CLP_DECL void combine_dense(const block_context& context, std::size_t p, const block_buffers& buffers);
 
 /// The block's output rows for source p, unscaled, into the accumulator.
 inline void combine(const block_context& context, combiner how, std::size_t p, Index m, const block_buffers& buffers) {
@@ -155,3 +130,8 @@ inline void finish_rows(const block_context& context, std::size_t p, block_rows 
 }
 
 }  // namespace clp::detail
+
+// The bodies; with CLP_SEPARATE_COMPILATION, compiled once by <clp/impl/src.hpp>.
+#ifndef CLP_SEPARATE_COMPILATION
+#include <clp/detail/synthesis/combination-inl.hpp>
+#endif

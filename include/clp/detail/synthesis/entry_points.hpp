@@ -8,6 +8,7 @@
 // reads.
 #include <clp/detail/internal_header_check.hpp>
 
+#include <clp/detail/config.hpp>
 #include <clp/detail/synthesis/synthesis_inputs.hpp>
 #include <clp/detail/synthesis/synthesis_pass.hpp>
 #include <clp/error.hpp>
@@ -78,27 +79,25 @@ synthesis_report run_synthesis(const std::vector<source_output>& pairs, const He
 }
 
 /// synthesize_each: every job checked, each distinct source screened once, then one pass.
-inline std::vector<synthesis_report> synthesize_jobs(const matrix_view<const void>& helper,
-                                                     const vocabulary_overlap& overlap,
-                                                     const std::vector<synthesis_job>& jobs,
-                                                     const synthesis_options& options) {
-  constexpr const char* context = "clp::synthesize_each";
-  if (jobs.empty()) throw invalid_argument(error_facts::in(context).with_argument("jobs"), "is empty");
-  std::vector<pass_job<weighting>> pass;
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const std::string name = "jobs[" + std::to_string(j) + "] ";
-    pass.push_back({jobs[j].policy(),
-                    {{jobs[j].source(), jobs[j].output(), name + "source", name + "output", jobs[j].report_only()}}});
-    validate_shapes(pass.back().pairs, helper, overlap, context);
-  }
-  const rows_to_write rows = select_rows(overlap, options.first_row, options.last_row, helper.rows(), context);
-  const int threads = resolve_threads(options.threads);
-  for (std::size_t j = 0; j < pass.size(); ++j) {
-    bool screened = false;  // a source screened for an earlier job needs no second screen
-    for (std::size_t i = 0; i < j && !screened; ++i) screened = same_sources(pass[i].pairs, pass[j].pairs);
-    if (!screened) screen_inputs(pass[j].pairs, helper, overlap, rows.missing, threads, context);
-  }
-  return run_pass(pass, helper, overlap, rows, threads, options, false, context);
-}
+CLP_DECL std::vector<synthesis_report> synthesize_jobs(const matrix_view<const void>& helper,
+                                                       const vocabulary_overlap& overlap,
+                                                       const std::vector<synthesis_job>& jobs,
+                                                       const synthesis_options& options);
 
 }  // namespace clp::detail
+
+// The shipped policies' syntheses: compiled once by <clp/impl/src.hpp> with
+// CLP_SEPARATE_COMPILATION, so that a caller's file instantiates only its own policies'.
+#define CLP_DETAIL_SYNTHESIS_INSTANCE(prefix, Policy)                                                                  \
+  prefix template synthesis_report synthesize_pairs<Policy>(const std::vector<source_output>&,                         \
+                                                            const matrix_view<const void>&, const vocabulary_overlap&, \
+                                                            const Policy&, const synthesis_options&, const char*);
+#ifdef CLP_SEPARATE_COMPILATION
+namespace clp::detail {
+#define CLP_DETAIL_DECLARE(Policy) CLP_DETAIL_SYNTHESIS_INSTANCE(extern, Policy)
+CLP_DETAIL_FOR_EACH_SHIPPED_POLICY(CLP_DETAIL_DECLARE)
+#undef CLP_DETAIL_DECLARE
+}  // namespace clp::detail
+#else
+#include <clp/detail/synthesis/entry_points-inl.hpp>
+#endif

@@ -27,4 +27,21 @@ decltype(auto) visit_weighting(const Policy& policy, F&& f) {
   }
 }
 
+/// X(policy) for each alternative of clp::weighting, in its order: the policies whose
+/// instantiations <clp/impl/src.hpp> compiles once (CLP_SEPARATE_COMPILATION).
+// clang-format off
+#define CLP_DETAIL_FOR_EACH_SHIPPED_POLICY(X)                                                    \
+  X(paper_weights) X(clamped_weights) X(top_k_weights) X(softmax_weights) X(sparsemax_weights) \
+  X(guarded_paper_weights) X(omp_weights) X(least_squares_map)
+// clang-format on
+#define CLP_DETAIL_LISTED(Policy) , Policy
+template <class Void, class... Policies>
+struct shipped_policies {
+  using variant = std::variant<Policies...>;
+};
+static_assert(
+    std::is_same_v<weighting, shipped_policies<void CLP_DETAIL_FOR_EACH_SHIPPED_POLICY(CLP_DETAIL_LISTED)>::variant>,
+    "clp: CLP_DETAIL_FOR_EACH_SHIPPED_POLICY lists clp::weighting's alternatives");
+#undef CLP_DETAIL_LISTED
+
 }  // namespace clp::detail
