@@ -56,6 +56,13 @@ def code_points(text):
     return "{" + ", ".join("0x%X" % ord(c) for c in text) + "}"
 
 
+def write_header(name, text):
+    """Writes `text` to include/extend/`name` beside this script."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "extend", name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def write_bert_characters():
     version = unicodedata.unidata_version
     punctuation = category_ranges(lambda c: c.startswith("P"))
@@ -123,9 +130,7 @@ namespace detail {{
 
 }}  // namespace clp_transfer::extend
 """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "extend", "bert_characters.hpp")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(header)
+    write_header("bert_characters.hpp", header)
 
 
 def main():
@@ -176,9 +181,7 @@ inline constexpr std::array<character_range, {len(entries)}> unicode_ranges = {{
 
 }}  // namespace clp_transfer::extend
 """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "extend", "unicode_classes.hpp")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(header)
+    write_header("unicode_classes.hpp", header)
 
 
 if __name__ == "__main__":

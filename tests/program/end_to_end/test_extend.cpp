@@ -630,6 +630,17 @@ fs::path source_with_tokenizer(const fs::path& root, const std::string& name, co
 /// en-large's vocabulary respelled as a cased WordPiece vocab.txt (tests/data/wordpiece).
 const fs::path en_vocab_txt = data_dir / "wordpiece" / "en_vocab.txt";
 
+/// The first `count` non-empty lines of the German then the English probe: texts for a client.
+std::vector<std::string> probe_lines(std::size_t count) {
+  std::vector<std::string> texts;
+  for (const char* probe : {"de.txt", "en.txt"}) {
+    std::istringstream lines_of_probe(read_file(probes_dir / probe));
+    for (std::string line; std::getline(lines_of_probe, line) && texts.size() < count;)
+      if (!line.empty()) texts.push_back(line);
+  }
+  return texts;
+}
+
 /// The lines of a vocab.txt (each ended by "\n").
 std::vector<std::string> vocab_lines(const fs::path& file) {
   std::vector<std::string> lines;
@@ -1028,12 +1039,7 @@ TEST_CASE(
   const x::wordpiece_table extended(x::read_wordpiece_model(written, "written"));
   const x::wordpiece_table original(
       x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(source / "tokenizer.json")), "source"));
-  std::vector<std::string> texts;
-  for (const char* probe : {"de.txt", "en.txt"}) {
-    std::istringstream lines_of_probe(read_file(probes_dir / probe));
-    for (std::string line; std::getline(lines_of_probe, line) && texts.size() < 120;)
-      if (!line.empty()) texts.push_back(line);
-  }
+  std::vector<std::string> texts = probe_lines(120);
   texts.push_back("Caf\xC3\xA9 \xE2\x80\x9EHaus\xE2\x80\x9C,\tna\xC3\xAFve\x01 \xE4\xB8\xAD\xE6\x96\x87 don't!");
   // Each added piece where it stands: its own text, or a word that ends in it.
   const std::map<std::string, std::int64_t> ids = vocab_txt_ids(out / "vocab.txt");
@@ -1089,12 +1095,7 @@ TEST_CASE(
       x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(out / "tokenizer.json")), "written"));
   const x::wordpiece_table original(
       x::read_wordpiece_model(nlohmann::ordered_json::parse(read_file(source / "tokenizer.json")), "source"));
-  std::vector<std::string> texts;
-  for (const char* probe : {"de.txt", "en.txt"}) {
-    std::istringstream lines_of_probe(read_file(probes_dir / probe));
-    for (std::string line; std::getline(lines_of_probe, line) && texts.size() < 120;)
-      if (!line.empty()) texts.push_back(line);
-  }
+  std::vector<std::string> texts = probe_lines(120);
   // Accents, capitals, CJK, Hangul, a control and a zero-width character, a long word. (Not a
   // final sigma: the JavaScript client lowercases a word's last 'Σ' to 'ς' as Python does,
   // Hugging Face's Rust and extend to 'σ'.)

@@ -90,12 +90,14 @@ TEST_CASE("write_output: the source's rows kept, rows appended, a tokenizer from
   CHECK(std::memcmp(written.data.data(), expected.data(), written.data.size()) == 0);
 }
 
+/// What output_target::check refuses `target` for, against `inputs`; nothing when it passes.
+auto refused(const output_target& target, const std::vector<fs::path>& inputs) {
+  return refusal_of([&] { target.check(inputs); });
+}
+
 TEST_CASE("output_target: an output in the way, a report in the way or an input as output, refused before any work") {
   temp_dir dir;
   write_model(dir / "model", {1, 2, 3, 4, 5, 6, 7, 8});
-  const auto refused = [](const output_target& target, const std::vector<fs::path>& inputs) {
-    return refusal_of([&] { target.check(inputs); });
-  };
   const clp::error_kind invalid = clp::error_kind::invalid_argument;
   output_target target;
   target.folder = dir / "model";
@@ -117,9 +119,6 @@ TEST_CASE("output_target: an output in the way, a report in the way or an input 
 TEST_CASE("output_target: --force replaces only a model folder, and a report is a file outside the output and the inputs") {
   temp_dir dir;
   write_model(dir / "model", {1, 2, 3, 4, 5, 6, 7, 8});
-  const auto refused = [](const output_target& target, const std::vector<fs::path>& inputs) {
-    return refusal_of([&] { target.check(inputs); });
-  };
   const clp::error_kind invalid = clp::error_kind::invalid_argument;
   output_target target;
   target.force = true;
