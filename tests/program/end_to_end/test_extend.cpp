@@ -630,6 +630,13 @@ fs::path source_with_tokenizer(const fs::path& root, const std::string& name, co
 /// en-large's vocabulary respelled as a cased WordPiece vocab.txt (tests/data/wordpiece).
 const fs::path en_vocab_txt = data_dir / "wordpiece" / "en_vocab.txt";
 
+/// The ids the program's WordPiece encoder gives `text`, as the client reports ids.
+std::vector<std::int64_t> wordpiece_ids(const clp_transfer::extend::wordpiece_table& table, const std::string& text) {
+  std::vector<std::int64_t> ids;
+  for (const clp_transfer::extend::token_id id : clp_transfer::extend::encode_text(table, text)) ids.push_back(id);
+  return ids;
+}
+
 /// The first `count` non-empty lines of the German then the English probe: texts for a client.
 std::vector<std::string> probe_lines(std::size_t count) {
   std::vector<std::string> texts;
@@ -1063,9 +1070,8 @@ TEST_CASE(
   std::size_t differ = 0;
   for (std::size_t t = 0; t < texts.size(); ++t) {
     CAPTURE(texts[t]);
-    std::vector<std::int64_t> mine, mine_before;
-    for (const x::token_id id : x::encode_text(extended, texts[t])) mine.push_back(id);
-    for (const x::token_id id : x::encode_text(original, texts[t])) mine_before.push_back(id);
+    const std::vector<std::int64_t> mine = wordpiece_ids(extended, texts[t]);
+    const std::vector<std::int64_t> mine_before = wordpiece_ids(original, texts[t]);
     CHECK(answer["encode"][t].get<std::vector<std::int64_t>>() == mine);
     CHECK(answer_before["encode"][t].get<std::vector<std::int64_t>>() == mine_before);
     if (t >= first_piece_text) CHECK(mine == expected_pieces[t - first_piece_text]);
@@ -1113,9 +1119,8 @@ TEST_CASE(
   const nlohmann::json answer_before = ask_client(source, {{"encode", texts}});
   for (std::size_t t = 0; t < texts.size(); ++t) {
     CAPTURE(texts[t]);
-    std::vector<std::int64_t> mine, mine_before;
-    for (const x::token_id id : x::encode_text(extended, texts[t])) mine.push_back(id);
-    for (const x::token_id id : x::encode_text(original, texts[t])) mine_before.push_back(id);
+    const std::vector<std::int64_t> mine = wordpiece_ids(extended, texts[t]);
+    const std::vector<std::int64_t> mine_before = wordpiece_ids(original, texts[t]);
     CHECK(answer["encode"][t].get<std::vector<std::int64_t>>() == mine);
     CHECK(answer_before["encode"][t].get<std::vector<std::int64_t>>() == mine_before);
   }

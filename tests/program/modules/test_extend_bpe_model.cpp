@@ -209,9 +209,8 @@ TEST_CASE("extend bpe: what cannot be reproduced exactly is refused, naming the 
 
 TEST_CASE("extend bpe: a SentencePiece model with a 10^5- or 10^6-byte piece is read in time that grows with its length" *
           doctest::timeout(20)) {
-  // Every split of a piece used to be looked up: a 10^5-byte piece took 6 s, 10^6 bytes would
-  // take ten minutes. Now a split is looked up only where both halves have a piece's length.
-  // (The timeout is a guard against that growth, with a margin of over a hundred times.)
+  // Reading a piece costs about its length: a cost that grew with the square of it would run
+  // for minutes at 10^6 bytes, past the timeout (which leaves a margin of a hundredfold).
   const std::string mark = "\xE2\x96\x81";
   for (const std::size_t size : {std::size_t(100000), std::size_t(1000000)}) {
     CAPTURE(size);
